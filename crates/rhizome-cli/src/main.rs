@@ -1,0 +1,49 @@
+//! `rhizome`: run symbolic reachability, benchmarks and diagnostics.
+
+use clap::{Args, Parser, Subcommand};
+use std::process::ExitCode;
+
+mod bench;
+mod info;
+
+/// Rhizome: a PGAS runtime and a symbolic model checker.
+#[derive(Parser)]
+#[command(name = "rhizome", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every subcommand accepts.
+#[derive(Args, Clone, Debug)]
+pub struct RuntimeOpts {
+    /// Processing elements of the `local` transport (ignored under mpirun: one PE per rank).
+    #[arg(long, global = true, env = "RHIZOME_PES")]
+    pub pes: Option<usize>,
+    /// Worker threads per PE.
+    #[arg(long, global = true, env = "RHIZOME_WORKERS")]
+    pub workers: Option<usize>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Benchmarks of the runtime.
+    Bench(bench::BenchArgs),
+    /// What this build and machine offer.
+    Info(info::InfoArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench(args) => bench::run(args),
+        Command::Info(args) => info::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rhizome: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Symbolic model checking: model readers, reachability strategies, reports.
