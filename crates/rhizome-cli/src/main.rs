@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 mod bench;
 mod info;
+mod reach;
 
 /// Rhizome: a PGAS runtime and a symbolic model checker.
 #[derive(Parser)]
@@ -27,6 +28,8 @@ pub struct RuntimeOpts {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Symbolic reachability: the reachable states of a model (a file or a built-in one).
+    Reach(Box<reach::ReachArgs>),
     /// Benchmarks of the runtime.
     Bench(bench::BenchArgs),
     /// What this build and machine offer.
@@ -36,6 +39,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Reach(args) => reach::run(*args),
         Command::Bench(args) => bench::run(args),
         Command::Info(args) => info::run(args),
     };

@@ -1,5 +1,6 @@
 //! `rhizome bench`: runtime benchmarks with a human table and JSON records.
 
+mod comm;
 mod fib;
 mod record;
 
@@ -15,10 +16,14 @@ pub struct BenchArgs {
 enum BenchKind {
     /// Fork-join pool: parallel fib(N).
     Fib(fib::FibArgs),
+    /// Communication: get/put/atomics latency and rate, AM round trip, aggregated
+    /// message rate, barrier and allreduce.
+    Comm(comm::CommArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.kind {
         BenchKind::Fib(a) => fib::run(a),
+        BenchKind::Comm(a) => comm::run(a),
     }
 }

@@ -1,7 +1,16 @@
-//! Fork-join parallelism inside one PE.
+//! Fork-join parallelism inside one PE: a work-stealing pool as cheap as Lace.
 //!
-//! SCAFFOLDING: this sequential implementation only fixes the API so that the layers above
-//! can be written against it; the work-stealing implementation replaces it.
+//! [`Worker::join`] pushes its second closure on the worker's own deque, runs the first,
+//! and pops the second back to run it inline unless a thief took it meanwhile. In the
+//! common case this touches no shared memory at all (see the split deque in `deque.rs`).
+//! An idle worker steals the oldest task of a random victim; an owner whose task was
+//! stolen steals back from the thief while it waits (leapfrogging), so no thread blocks
+//! while there is work.
+//!
+//! [`Pool::run`] makes the *calling thread* one of the workers for the duration of the
+//! job, so a job starts without a thread hand-off, and a pool of one worker has no
+//! threads at all. Background workers spin while a job runs (like Lace) and sleep when
+//! the pool has been idle for a moment.
 //!
 //! ```
 //! use rhizome::pool::{Pool, Worker};
@@ -14,42 +23,180 @@
 //! assert_eq!(pool.run(|w| fib(w, 20)), 6765);
 //! ```
 
+mod deque;
+mod job;
+
+use deque::{COMPLETED, Deque, FREE, THIEF_BASE, pack, unpack};
+use job::{JobRef, StackJob};
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Task slots per worker: the deepest nesting of unfinished joins a worker can hold
+/// before further joins run both halves inline.
+const DEQUE_CAPACITY: usize = 1 << 16;
+/// Stack of each background worker: deep recursions (BDD operations) run on them.
+const WORKER_STACK: usize = 64 << 20;
+/// How long an idle background worker spins before it sleeps.
+const IDLE_SPIN: Duration = Duration::from_micros(500);
+
+struct Shared {
+    deques: Box<[Deque]>,
+    /// Jobs being run through `Pool::run` (0 or 1: runs are serialised by `run_lock`).
+    active: AtomicUsize,
+    shutdown: AtomicBool,
+    /// Background workers asleep (or about to be) on `wake`.
+    sleepers: AtomicUsize,
+    sleep: Mutex<()>,
+    wake: Condvar,
+    run_lock: Mutex<()>,
+}
+
 /// A set of worker threads that run fork-join jobs.
 pub struct Pool {
-    workers: usize,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 /// The context of the worker thread running a job; `join` forks through it.
 pub struct Worker {
+    shared: Arc<Shared>,
     index: usize,
+    // Owner-private deque state (the shared half is `shared.deques[index]`).
+    head: Cell<usize>,
+    split: Cell<usize>,
+    allstolen: Cell<bool>,
+    rng: Cell<u64>,
+}
+
+thread_local! {
+    /// The worker this thread is running as, if any: `run` from inside a job of the same
+    /// pool runs inline instead of deadlocking on the run lock.
+    static CURRENT: Cell<*const Worker> = const { Cell::new(std::ptr::null()) };
 }
 
 impl Pool {
-    /// A pool of `workers` threads (at least one).
+    /// A pool of `workers` threads (at least one), counting the thread that calls
+    /// [`run`](Pool::run): `workers - 1` background threads are started.
     pub fn new(workers: usize) -> Pool {
-        Pool {
-            workers: workers.max(1),
+        let workers = workers.max(1);
+        let shared = Arc::new(Shared {
+            deques: (0..workers).map(|_| Deque::new(DEQUE_CAPACITY)).collect(),
+            active: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
+            sleep: Mutex::new(()),
+            wake: Condvar::new(),
+            run_lock: Mutex::new(()),
+        });
+        let threads = (0..workers - 1)
+            .map(|i| {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name(format!("rhizome-worker-{i}"))
+                    .stack_size(WORKER_STACK)
+                    .spawn(move || Worker::new(shared, i).background_loop())
+                    .expect("cannot start a worker thread")
+            })
+            .collect();
+        Pool { shared, threads }
+    }
+
+    /// A pool with one worker per available core.
+    pub fn with_default_workers() -> Pool {
+        Pool::new(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// Number of worker threads (including the calling thread during `run`).
+    pub fn workers(&self) -> usize {
+        self.shared.deques.len()
+    }
+
+    /// Runs `f` on a worker of this pool and returns its result. The calling thread
+    /// becomes the last worker for the duration; the other workers steal from it. Calls
+    /// from several threads are serialised; a call from inside a job of this pool runs
+    /// `f` inline on the current worker. A panic in `f` (or in any job it forks)
+    /// propagates to the caller.
+    pub fn run<R: Send>(&self, f: impl FnOnce(&Worker) -> R + Send) -> R {
+        let current = CURRENT.with(|c| c.get());
+        // SAFETY: CURRENT points at a live worker while that worker runs on this thread
+        // (set and cleared around every use below and in `background_loop`).
+        if let Some(w) = unsafe { current.as_ref() }
+            && Arc::ptr_eq(&w.shared, &self.shared)
+        {
+            return f(w);
+        }
+        let _serial = self
+            .shared
+            .run_lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.shared.active.fetch_add(1, Ordering::SeqCst);
+        // A sleeper registers (under the lock) before it checks `active`, so either it
+        // sees the new job or we see it and wake it.
+        if self.shared.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = self.shared.sleep.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.wake.notify_all();
+        }
+        let w = Worker::new(Arc::clone(&self.shared), self.workers() - 1);
+        CURRENT.with(|c| c.set(&w));
+        let result = catch_unwind(AssertUnwindSafe(|| f(&w)));
+        CURRENT.with(|c| c.set(current));
+        self.shared.active.fetch_sub(1, Ordering::SeqCst);
+        match result {
+            Ok(r) => r,
+            Err(p) => resume_unwind(p),
         }
     }
+}
 
-    /// Number of worker threads.
-    pub fn workers(&self) -> usize {
-        self.workers
-    }
-
-    /// Runs `f` on a worker of this pool and returns its result.
-    pub fn run<R: Send>(&self, f: impl FnOnce(&Worker) -> R + Send) -> R {
-        f(&Worker { index: 0 })
+impl Drop for Pool {
+    fn drop(&mut self) {
+        {
+            let _g = self.shared.sleep.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.shutdown.store(true, Ordering::SeqCst);
+            self.shared.wake.notify_all();
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
     }
 }
 
 impl Worker {
+    fn new(shared: Arc<Shared>, index: usize) -> Worker {
+        Worker {
+            shared,
+            index,
+            head: Cell::new(0),
+            split: Cell::new(0),
+            allstolen: Cell::new(true),
+            rng: Cell::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+            ),
+        }
+    }
+
     /// This worker's index in its pool, `0..workers`.
     pub fn index(&self) -> usize {
         self.index
     }
 
-    /// Runs `a` and `b`, possibly in parallel, and returns both results.
+    /// Number of workers of the pool.
+    pub fn workers(&self) -> usize {
+        self.shared.deques.len()
+    }
+
+    fn deque(&self) -> &Deque {
+        &self.shared.deques[self.index]
+    }
+
+    /// Runs `a` and `b`, possibly in parallel, and returns both results. A panic in
+    /// either propagates after both have finished (nothing borrowed outlives them).
+    #[inline]
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce(&Worker) -> RA + Send,
@@ -57,8 +204,218 @@ impl Worker {
         RA: Send,
         RB: Send,
     {
-        let rb = b(self);
-        let ra = a(self);
-        (ra, rb)
+        let job_b = StackJob::new(b);
+        if !self.push(job_b.as_job_ref()) {
+            // Deque full: no more parallelism at this depth.
+            let ra = a(self);
+            return (ra, job_b.take_fn()(self));
+        }
+        let ra = catch_unwind(AssertUnwindSafe(|| a(self)));
+        let rb = if self.pop_or_reclaim() {
+            match ra {
+                Ok(_) => Ok(job_b.take_fn()(self)),
+                // `b` never started; it is simply dropped.
+                Err(_) => Err(Box::new(()) as Box<dyn std::any::Any + Send>),
+            }
+        } else {
+            self.wait_for_thief();
+            job_b.take_result()
+        };
+        match (ra, rb) {
+            (Ok(ra), Ok(rb)) => (ra, rb),
+            (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+        }
+    }
+
+    /// Pushes a task; false when the deque is full.
+    #[inline]
+    fn push(&self, job: JobRef) -> bool {
+        let d = self.deque();
+        let h = self.head.get();
+        if h == d.slots.len() {
+            return false;
+        }
+        let slot = &d.slots[h];
+        // SAFETY: slot `h` is at or above `head`, so no thief can take it (thieves only
+        // take slots below the published split, which is at most `head`) and no
+        // earlier thief still uses it (a stolen slot is released only when completed).
+        unsafe { (*slot.job.get()).write(job) };
+        slot.state.store(FREE, Ordering::Relaxed);
+        self.head.set(h + 1);
+        if self.allstolen.get() {
+            // Everything below was stolen: share this task at once (it is the largest
+            // piece of work this worker will fork for a while).
+            self.allstolen.set(false);
+            self.split.set(h + 1);
+            d.movesplit.store(false, Ordering::Relaxed);
+            d.ts.store(pack(h, h + 1), Ordering::Release);
+        } else if d.movesplit.load(Ordering::Relaxed) {
+            // A thief asked for work: share the older half of the private tasks.
+            let split = self.split.get();
+            let new_split = split + (h + 1 - split).div_ceil(2);
+            let mut ts = d.ts.load(Ordering::Relaxed);
+            loop {
+                let (tail, _) = unpack(ts);
+                match d.ts.compare_exchange_weak(
+                    ts,
+                    pack(tail, new_split),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break,
+                    Err(now) => ts = now,
+                }
+            }
+            self.split.set(new_split);
+            d.movesplit.store(false, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Takes back the most recent task: true if it was not stolen (it is popped and the
+    /// caller runs it), false if a thief has it (it stays reserved until completed).
+    #[inline]
+    fn pop_or_reclaim(&self) -> bool {
+        let h = self.head.get() - 1;
+        if h >= self.split.get() {
+            self.head.set(h);
+            return true;
+        }
+        let d = self.deque();
+        let mut ts = d.ts.load(Ordering::Acquire);
+        loop {
+            let (tail, _) = unpack(ts);
+            if tail > h {
+                return false;
+            }
+            // Make `h` private again; older shared tasks stay shared.
+            match d
+                .ts
+                .compare_exchange(ts, pack(tail, h), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    self.split.set(h);
+                    self.head.set(h);
+                    return true;
+                }
+                Err(now) => ts = now,
+            }
+        }
+    }
+
+    /// Waits for the thief of the most recent task, stealing meanwhile.
+    #[cold]
+    fn wait_for_thief(&self) {
+        let d = self.deque();
+        let h = self.head.get() - 1;
+        // Thieves take the oldest tasks first, so every task below `h` is stolen too:
+        // the deque is empty apart from the reserved slot `h`.
+        self.split.set(h + 1);
+        self.allstolen.set(true);
+        let slot = &d.slots[h];
+        loop {
+            let state = slot.state.load(Ordering::Acquire);
+            if state == COMPLETED {
+                break;
+            }
+            let stolen_back = state >= THIEF_BASE && self.steal_from(state - THIEF_BASE);
+            if !stolen_back && !self.steal_random() {
+                std::hint::spin_loop();
+            }
+        }
+        self.head.set(h);
+        self.split.set(h);
+        self.allstolen.set(true);
+        d.ts.store(pack(h, h), Ordering::Release);
+    }
+
+    fn steal_random(&self) -> bool {
+        let n = self.workers();
+        if n < 2 {
+            return false;
+        }
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        let mut v = (x % (n as u64 - 1)) as usize;
+        if v >= self.index {
+            v += 1;
+        }
+        self.steal_from(v)
+    }
+
+    /// Steals and runs the oldest shared task of `victim`.
+    fn steal_from(&self, victim: usize) -> bool {
+        if victim == self.index {
+            return false;
+        }
+        let d = &self.shared.deques[victim];
+        let ts = d.ts.load(Ordering::Acquire);
+        let (tail, split) = unpack(ts);
+        if tail >= split {
+            if !d.movesplit.load(Ordering::Relaxed) {
+                d.movesplit.store(true, Ordering::Relaxed);
+            }
+            return false;
+        }
+        if d.ts
+            .compare_exchange(
+                ts,
+                pack(tail + 1, split),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        let slot = &d.slots[tail];
+        // SAFETY: winning the CAS made this thread the only one to take slot `tail`; the
+        // owner wrote the job before publishing the split (release, acquired by our CAS)
+        // and does not reuse the slot before we store COMPLETED.
+        let job = unsafe { (*slot.job.get()).assume_init_read() };
+        slot.state.store(THIEF_BASE + self.index, Ordering::Relaxed);
+        // SAFETY: the job's frame waits in `wait_for_thief` until COMPLETED, so it is
+        // alive, and nobody else runs it.
+        unsafe { job.execute(self) };
+        slot.state.store(COMPLETED, Ordering::Release);
+        true
+    }
+
+    fn background_loop(self) {
+        CURRENT.with(|c| c.set(&self));
+        let shared = Arc::clone(&self.shared);
+        let mut idle_since = Instant::now();
+        loop {
+            if shared.shutdown.load(Ordering::Relaxed) {
+                break;
+            }
+            if shared.active.load(Ordering::Relaxed) > 0 {
+                if !self.steal_random() {
+                    std::hint::spin_loop();
+                }
+                idle_since = Instant::now();
+                continue;
+            }
+            if idle_since.elapsed() < IDLE_SPIN {
+                std::hint::spin_loop();
+                continue;
+            }
+            let g = shared.sleep.lock().unwrap_or_else(|e| e.into_inner());
+            shared.sleepers.fetch_add(1, Ordering::SeqCst);
+            let g = shared
+                .wake
+                .wait_while(g, |_| {
+                    shared.active.load(Ordering::SeqCst) == 0
+                        && !shared.shutdown.load(Ordering::SeqCst)
+                })
+                .unwrap_or_else(|e| e.into_inner());
+            shared.sleepers.fetch_sub(1, Ordering::SeqCst);
+            drop(g);
+            idle_since = Instant::now();
+        }
+        CURRENT.with(|c| c.set(std::ptr::null()));
     }
 }

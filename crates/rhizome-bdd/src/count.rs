@@ -1,0 +1,160 @@
+//! Read-only queries on finished BDDs: exact model counting, node counting, and picking
+//! a satisfying assignment. They run on the calling thread: they are linear in the size
+//! of the BDD and far cheaper than the operations that build it.
+
+use crate::edge::Bdd;
+use crate::manager::Manager;
+use crate::node_table::NodeStore;
+use crate::op_cache::OpCache;
+use num_bigint::BigUint;
+use std::collections::{HashMap, HashSet};
+
+impl<S: NodeStore, C: OpCache> Manager<S, C> {
+    /// The exact number of assignments to `vars` that satisfy `f`. `f` may only depend
+    /// on variables in `vars` (panics otherwise: the count would be meaningless).
+    ///
+    /// ```
+    /// use rhizome_bdd::Manager;
+    /// let mut m = Manager::new(1);
+    /// let x = m.ithvar(4);
+    /// // x over the 100 variables 0..100: half of 2^100.
+    /// let vars: Vec<u32> = (0..100).collect();
+    /// assert_eq!(m.satcount(x, &vars), num_bigint::BigUint::from(1u8) << 99);
+    /// ```
+    pub fn satcount(&self, f: Bdd, vars: &[u32]) -> BigUint {
+        let mut vs = vars.to_vec();
+        vs.sort_unstable();
+        vs.dedup();
+        let pos: HashMap<u32, u32> = vs.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
+        let n = vs.len() as u32;
+        let level = |b: Bdd| -> u32 {
+            match self.node(b) {
+                None => n,
+                Some((v, _, _)) => *pos.get(&v).unwrap_or_else(|| {
+                    panic!("satcount: variable {v} is not among the counted variables")
+                }),
+            }
+        };
+        // count(b): satisfying assignments of the variables at positions >= level(b);
+        // memo holds it for regular edges, a complement takes the rest of the space.
+        let count = |memo: &HashMap<u64, BigUint>, c: Bdd| -> BigUint {
+            if c == Bdd::TRUE {
+                BigUint::from(1u8)
+            } else if c == Bdd::FALSE {
+                BigUint::ZERO
+            } else if c.is_complemented() {
+                (BigUint::from(1u8) << (n - level(c))) - &memo[&c.index()]
+            } else {
+                memo[&c.index()].clone()
+            }
+        };
+        let mut memo: HashMap<u64, BigUint> = HashMap::new();
+        let mut stack = vec![f.regular()];
+        while let Some(&b) = stack.last() {
+            if b.is_const() || memo.contains_key(&b.index()) {
+                stack.pop();
+                continue;
+            }
+            let (_, lo, hi) = self.store.node(b.index());
+            let pending: Vec<Bdd> = [lo.regular(), hi.regular()]
+                .into_iter()
+                .filter(|c| !c.is_const() && !memo.contains_key(&c.index()))
+                .collect();
+            if !pending.is_empty() {
+                stack.extend(pending);
+                continue;
+            }
+            stack.pop();
+            let l = level(b);
+            let part = |c: Bdd| -> BigUint { count(&memo, c) << (level(c) - l - 1) };
+            let value = part(lo) + part(hi);
+            memo.insert(b.index(), value);
+        }
+        let l = level(f);
+        let c = count(&memo, f);
+        c << l
+    }
+
+    /// The number of assignments to `vars` satisfying `f`, as a float: cheap, for progress
+    /// displays (rounding errors, and infinity above about 2^1023).
+    pub fn satcount_approx(&self, f: Bdd, vars: &[u32]) -> f64 {
+        let mut vs = vars.to_vec();
+        vs.sort_unstable();
+        vs.dedup();
+        let n = vs.len() as i32;
+        // fraction(b): the share of all assignments that satisfy b, so skipped levels need
+        // no scaling (the recursion depth is at most the number of variables).
+        fn fraction<S: NodeStore, C: OpCache>(
+            m: &Manager<S, C>,
+            b: Bdd,
+            memo: &mut HashMap<u64, f64>,
+        ) -> f64 {
+            if b.is_const() {
+                return if b == Bdd::TRUE { 1.0 } else { 0.0 };
+            }
+            let p = match memo.get(&b.index()) {
+                Some(&p) => p,
+                None => {
+                    let (_, lo, hi) = m.store.node(b.index());
+                    let p = 0.5 * (fraction(m, lo, memo) + fraction(m, hi, memo));
+                    memo.insert(b.index(), p);
+                    p
+                }
+            };
+            if b.is_complemented() { 1.0 - p } else { p }
+        }
+        let mut memo = HashMap::new();
+        fraction(self, f, &mut memo) * 2f64.powi(n)
+    }
+
+    /// The number of internal nodes of `f` (the constant node not counted).
+    pub fn node_count(&self, f: Bdd) -> usize {
+        self.node_count_many(&[f])
+    }
+
+    /// The number of distinct internal nodes of several BDDs together.
+    pub fn node_count_many(&self, fs: &[Bdd]) -> usize {
+        let mut seen: HashSet<u64> = HashSet::new();
+        let mut stack: Vec<u64> = fs.iter().map(|f| f.index()).collect();
+        while let Some(i) = stack.pop() {
+            if i == 0 || !seen.insert(i) {
+                continue;
+            }
+            let (_, lo, hi) = self.store.node(i);
+            stack.push(lo.index());
+            stack.push(hi.index());
+        }
+        seen.len()
+    }
+
+    /// One satisfying assignment of `f`: the variables on one path to `true`, with their
+    /// values (variables not listed may take either value); `None` if `f` is `false`.
+    pub fn pick_one(&self, f: Bdd) -> Option<Vec<(u32, bool)>> {
+        if f == Bdd::FALSE {
+            return None;
+        }
+        let mut path = Vec::new();
+        let mut b = f;
+        while let Some((v, lo, hi)) = self.node(b) {
+            // Canonical BDDs have no path to false only, so a non-false child always
+            // leads to true; prefer the low edge for a small example.
+            if lo != Bdd::FALSE {
+                path.push((v, false));
+                b = lo;
+            } else {
+                path.push((v, true));
+                b = hi;
+            }
+        }
+        Some(path)
+    }
+
+    /// Evaluates `f` under an assignment (`value(v)` for each variable met).
+    pub fn eval(&self, f: Bdd, value: impl Fn(u32) -> bool) -> bool {
+        let mut b = f;
+        while let Some((v, lo, hi)) = self.node(b) {
+            b = if value(v) { hi } else { lo };
+        }
+        b == Bdd::TRUE
+    }
+}

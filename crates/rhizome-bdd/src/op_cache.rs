@@ -1,0 +1,139 @@
+//! The operation cache: a lossy, lock-free memo table shared by all workers.
+//!
+//! An entry is 32 bytes (half a cache line, so a lookup costs one miss): two key words,
+//! a third key word whose spare bits (40..62) double as a seqlock (version and lock
+//! bit), and the result. A writer that cannot take the lock at once simply drops its
+//! entry; a reader that sees the lock word change while reading reports a miss. A lost
+//! or missed entry only costs recomputation, never a wrong answer. Keys embed the
+//! operation id in bits 40..62 of the first word (edges leave those bits free), so all
+//! operations share one table.
+
+use crate::edge::Bdd;
+use crate::zeroed::zeroed;
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+
+/// A memo table of operation results, keyed by three words.
+///
+/// Generic seam for a distributed cache (the thesis' shared memo cache); the manager's
+/// operations are monomorphised over it. The third key word must leave bits 40..62
+/// clear (edges and small integers do).
+pub trait OpCache: Sync + Send {
+    /// Forgets every entry and resizes to about `entries` entries (called at garbage
+    /// collection, when edges may be reused).
+    fn reset(&mut self, entries: usize);
+    /// The cached result for `(k0, k1, k2)`, if present.
+    fn get(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd>;
+    /// Records a result; may silently drop it.
+    fn put(&self, k0: u64, k1: u64, k2: u64, result: Bdd);
+}
+
+const LOCK: u64 = 1 << 62;
+const VERSION_SHIFT: u32 = 40;
+const VERSION_MASK: u64 = ((1 << 22) - 1) << VERSION_SHIFT;
+const STATUS: u64 = LOCK | VERSION_MASK;
+
+/// The shared-memory operation cache of one PE.
+pub struct SharedOpCache {
+    /// Four words per entry, starting at `base`, which is 32-byte aligned. (An array of
+    /// 32-byte-aligned structs would be zero-filled eagerly by the allocator, touching
+    /// the whole reserved capacity; plain words come from lazily mapped zero pages.)
+    words: Box<[AtomicU64]>,
+    base: usize,
+    capacity: usize,
+    /// Entries in use minus one: a prefix of the reserved array, so the cache can grow
+    /// with the node table without reallocating.
+    mask: usize,
+}
+
+#[inline]
+fn hash(k0: u64, k1: u64, k2: u64) -> u64 {
+    let mut h = k0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h = (h ^ k1).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    h = (h ^ k2).wrapping_mul(0x1656_67B1_9E37_79F9);
+    h ^ (h >> 31)
+}
+
+impl SharedOpCache {
+    /// A cache of `entries` entries that may grow to `capacity` (both rounded up to
+    /// powers of two, at least 1024).
+    pub fn new(entries: usize, capacity: usize) -> SharedOpCache {
+        let cap = capacity.max(1024).next_power_of_two();
+        let n = entries.max(1024).next_power_of_two().min(cap);
+        let words: Box<[AtomicU64]> = zeroed(4 * cap + 4);
+        let base = (words.as_ptr() as usize).next_multiple_of(32) - words.as_ptr() as usize;
+        SharedOpCache {
+            words,
+            base: base / 8,
+            capacity: cap,
+            mask: n - 1,
+        }
+    }
+
+    #[inline]
+    fn entry(&self, h: u64) -> &[AtomicU64] {
+        let i = self.base + 4 * (h as usize & self.mask);
+        &self.words[i..i + 4]
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// Always false: a cache has at least 1024 entries.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl OpCache for SharedOpCache {
+    fn reset(&mut self, entries: usize) {
+        // Whole entries are cleared: a zero lock word alone would let stale keys match.
+        let used = self.base..self.base + 4 * (self.mask + 1);
+        for w in self.words[used].iter_mut() {
+            *w.get_mut() = 0;
+        }
+        let n = entries.max(1024).next_power_of_two().min(self.capacity);
+        self.mask = n - 1;
+    }
+
+    #[inline]
+    fn get(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
+        debug_assert_eq!(k2 & STATUS, 0);
+        let e = self.entry(hash(k0, k1, k2));
+        let s1 = e[2].load(Ordering::Acquire);
+        if s1 & !STATUS != k2 || s1 & LOCK != 0 {
+            return None;
+        }
+        let (a, b, r) = (
+            e[0].load(Ordering::Relaxed),
+            e[1].load(Ordering::Relaxed),
+            e[3].load(Ordering::Relaxed),
+        );
+        fence(Ordering::Acquire);
+        if e[2].load(Ordering::Relaxed) != s1 {
+            return None;
+        }
+        (a == k0 && b == k1).then_some(Bdd(r))
+    }
+
+    #[inline]
+    fn put(&self, k0: u64, k1: u64, k2: u64, result: Bdd) {
+        debug_assert_eq!(k2 & STATUS, 0);
+        let e = self.entry(hash(k0, k1, k2));
+        let s = e[2].load(Ordering::Relaxed);
+        if s & LOCK != 0
+            || e[2]
+                .compare_exchange(s, s | LOCK, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        e[0].store(k0, Ordering::Relaxed);
+        e[1].store(k1, Ordering::Relaxed);
+        e[3].store(result.0, Ordering::Relaxed);
+        // A new version, so a reader that started before this write sees a change.
+        let version = (s & VERSION_MASK).wrapping_add(1 << VERSION_SHIFT) & VERSION_MASK;
+        e[2].store(k2 | version, Ordering::Release);
+    }
+}

@@ -1,0 +1,244 @@
+//! A model loaded into a BDD manager: initial states and a partitioned transition relation.
+
+use crate::model_file::{
+    COMPLEMENT, Format, INDEX_MASK, StoredGroup, StoredModel, StoredNode, StoredSet,
+};
+use rhizome_bdd::{Bdd, BddError, Manager};
+use std::collections::HashMap;
+
+/// One transition group: a relation over the current and next copies of a few state
+/// variables; all other state variables keep their values.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// The relation `R(x, x')` over the group's variables.
+    pub relation: Bdd,
+    /// The cube of the group's current and next variables (what `relnext` takes).
+    pub vars: Bdd,
+    /// The cube of the group's current variables.
+    pub cur_cube: Bdd,
+    /// Current-state variables of the group.
+    pub cur_vars: Vec<u32>,
+    /// Next-state variables, `next_vars[i]` the copy of `cur_vars[i]`.
+    pub next_vars: Vec<u32>,
+}
+
+/// A model whose BDDs live in a [`Manager`] (which protects them from collection).
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// A name for reports (file name or generator).
+    pub name: String,
+    /// Bits of each state integer.
+    pub state_bits: Vec<u32>,
+    /// Current-state variable of each state bit, in state-vector order.
+    pub state_vars: Vec<u32>,
+    /// Next-state variable of each state bit.
+    pub prime_vars: Vec<u32>,
+    /// The initial states.
+    pub initial: Bdd,
+    /// The transition groups.
+    pub groups: Vec<Group>,
+    /// Whether every next variable is its current variable plus one, and current
+    /// variables are even: then `relnext` renames on the fly; otherwise images take a
+    /// relational product and a rename.
+    pub interleaved: bool,
+}
+
+impl Model {
+    /// Builds a model from its parts, protecting its BDDs in `m`.
+    pub fn new(
+        m: &mut Manager,
+        name: String,
+        state_bits: Vec<u32>,
+        state_vars: Vec<u32>,
+        prime_vars: Vec<u32>,
+        initial: Bdd,
+        groups: Vec<(Bdd, Vec<u32>, Vec<u32>)>,
+    ) -> Result<Model, BddError> {
+        m.protect(initial);
+        let mut gs = Vec::with_capacity(groups.len());
+        for (relation, cur_vars, next_vars) in groups {
+            let all: Vec<u32> = cur_vars.iter().chain(&next_vars).copied().collect();
+            // Each cube is protected as soon as it exists: making the next may collect.
+            m.protect(relation);
+            let vars = m.cube(&all)?;
+            m.protect(vars);
+            let cur_cube = m.cube(&cur_vars)?;
+            m.protect(cur_cube);
+            gs.push(Group {
+                relation,
+                vars,
+                cur_cube,
+                cur_vars,
+                next_vars,
+            });
+        }
+        let interleaved = state_vars
+            .iter()
+            .zip(&prime_vars)
+            .all(|(&c, &p)| c % 2 == 0 && p == c + 1)
+            && gs.iter().all(|g| {
+                g.cur_vars
+                    .iter()
+                    .zip(&g.next_vars)
+                    .all(|(&c, &p)| c % 2 == 0 && p == c + 1)
+            });
+        Ok(Model {
+            name,
+            state_bits,
+            state_vars,
+            prime_vars,
+            initial,
+            groups: gs,
+            interleaved,
+        })
+    }
+
+    /// Loads a stored model into `m`.
+    pub fn from_stored(m: &mut Manager, name: String, s: &StoredModel) -> Result<Model, BddError> {
+        // All nodes are made in one operation: if the table fills up, the partial load is
+        // collected and the whole load runs again in a larger table.
+        let loaded = m.run_many(&[], |c| {
+            let mut table: Vec<Bdd> = Vec::with_capacity(s.nodes.len() + 1);
+            table.push(Bdd::FALSE);
+            let edge = |table: &[Bdd], r: u64| -> Bdd {
+                let b = table[(r & INDEX_MASK) as usize];
+                if r & COMPLEMENT != 0 { !b } else { b }
+            };
+            for n in &s.nodes {
+                if c.aborted() {
+                    // The table is full: `run_many` collects, grows and loads again.
+                    return Vec::new();
+                }
+                table.push(c.make(n.var, edge(&table, n.low), edge(&table, n.high)));
+            }
+            std::iter::once(s.initial.root)
+                .chain(s.groups.iter().map(|g| g.relation))
+                .map(|r| edge(&table, r))
+                .collect()
+        })?;
+        let initial = loaded[0];
+        // A set defined on part of the vector leaves the other integers unconstrained,
+        // which is what its BDD already says.
+        let groups = s
+            .groups
+            .iter()
+            .zip(&loaded[1..])
+            .map(|(g, &relation)| (relation, g.cur_vars.clone(), g.next_vars.clone()))
+            .collect::<Vec<_>>();
+        // Everything loaded stays protected until the model owns it: the operations below
+        // may collect garbage.
+        let mut temporaries: Vec<Bdd> = vec![initial];
+        temporaries.extend(groups.iter().map(|g| g.0));
+        for &b in &temporaries {
+            m.protect(b);
+        }
+        let model = Model::new(
+            m,
+            name,
+            s.state_bits.clone(),
+            s.state_vars.clone(),
+            s.prime_vars.clone(),
+            initial,
+            groups,
+        );
+        for b in temporaries {
+            m.unprotect(b);
+        }
+        model
+    }
+
+    /// The model as stored nodes (format-B conventions: the vars of a group are the
+    /// union of its integers), for writing to a file.
+    pub fn to_stored(&self, m: &Manager) -> StoredModel {
+        let mut nodes: Vec<StoredNode> = Vec::new();
+        let mut index: HashMap<u64, u64> = HashMap::new();
+        let mut export = |root: Bdd| -> u64 {
+            // Children first, iteratively (deep BDDs must not overflow the stack).
+            let mut stack = vec![(root.index(), false)];
+            while let Some((i, expanded)) = stack.pop() {
+                if i == 0 || index.contains_key(&i) {
+                    continue;
+                }
+                let (var, lo, hi) = m.node(Bdd::from_raw(i)).expect("internal node");
+                if !expanded {
+                    stack.push((i, true));
+                    stack.push((lo.index(), false));
+                    stack.push((hi.index(), false));
+                    continue;
+                }
+                let r = |b: Bdd| -> u64 {
+                    let base = if b.index() == 0 { 0 } else { index[&b.index()] };
+                    base | if b.is_complemented() { COMPLEMENT } else { 0 }
+                };
+                nodes.push(StoredNode {
+                    var,
+                    low: r(lo),
+                    high: r(hi),
+                });
+                index.insert(i, nodes.len() as u64);
+            }
+            let base = if root.index() == 0 {
+                0
+            } else {
+                index[&root.index()]
+            };
+            base | if root.is_complemented() {
+                COMPLEMENT
+            } else {
+                0
+            }
+        };
+        let initial = StoredSet {
+            root: export(self.initial),
+            vars: self.state_vars.clone(),
+        };
+        let groups = self
+            .groups
+            .iter()
+            .map(|g| StoredGroup {
+                relation: export(g.relation),
+                cur_vars: g.cur_vars.clone(),
+                next_vars: g.next_vars.clone(),
+            })
+            .collect();
+        StoredModel {
+            format: Format::B,
+            state_bits: self.state_bits.clone(),
+            state_vars: self.state_vars.clone(),
+            prime_vars: self.prime_vars.clone(),
+            nodes,
+            initial,
+            groups,
+        }
+    }
+
+    /// Number of state bits.
+    pub fn bits(&self) -> usize {
+        self.state_vars.len()
+    }
+
+    /// A state vector (one integer per state variable) from an assignment of state
+    /// variables (`(var, value)` pairs, others false).
+    pub fn state_vector(&self, assignment: &[(u32, bool)]) -> Vec<u64> {
+        let value: HashMap<u32, bool> = assignment.iter().copied().collect();
+        let mut out = Vec::with_capacity(self.state_bits.len());
+        let mut bit = 0usize;
+        for &w in &self.state_bits {
+            let mut x = 0u64;
+            for j in 0..w as usize {
+                // The first bit of an integer is its most significant (as LTSmin writes it).
+                x <<= 1;
+                if value
+                    .get(&self.state_vars[bit + j])
+                    .copied()
+                    .unwrap_or(false)
+                {
+                    x |= 1;
+                }
+            }
+            out.push(x);
+            bit += w as usize;
+        }
+        out
+    }
+}

@@ -1,0 +1,409 @@
+//! Readers and a writer for the symbolic model files (BEEM models exported as BDDs by LTSmin).
+//!
+//! Two binary formats occur, both specified in `shared/formats/bdd-model-files.md`:
+//!
+//! * **Format A** (`thesis-2014/*-rgs.bdd`): one node numbering runs across the whole file;
+//!   explicit current/next-state variable arrays.
+//! * **Format B** (`ltsmin-2017/*.bdd`): each BDD is a `DD` block with its own 1-based
+//!   numbering; state bit `p` is variable `2p`, its next-state copy `2p+1`.
+//!
+//! Both are read into one representation, [`StoredModel`], whose `nodes` vector gives every
+//! node of the file a single index (format-B blocks are renumbered by the count of nodes
+//! read before them). References are 64-bit words: bits 0..39 index (1-based, 0 = `false`),
+//! bit 63 complement mark ([`COMPLEMENT`]); so `COMPLEMENT` alone is `true`.
+//!
+//! # Format detection
+//!
+//! [`detect_format`] looks at the 32-bit word at byte 4. In format A it is the high half of
+//! the `u64` `vector_size`, which the reader requires to be below 2^32, so it is zero in
+//! every file format A accepts. In format B it is `state_bits[0]`, which the reader requires
+//! to be at least 1 (and `vector_size` must be at least 1, so that word always is a
+//! `state_bits` entry). Hence: zero means A, non-zero means B, and no file is accepted
+//! under one format while detection picks the other. A file shorter than 8 bytes cannot be
+//! classified and is an error.
+//!
+//! # Format B specifics
+//!
+//! * Group variables are the union of `r_proj` and `w_proj`: every bit `j` of integer `i` at
+//!   global state-bit position `p` contributes current variable `2p` and next variable
+//!   `2p+1`. The initial set with `k = -1` is on all current-state variables, otherwise on
+//!   those of the listed integers.
+//! * **Action labels.** LTSmin also encodes, below all state variables, which transition
+//!   fired: action-label bit `i` (of the header's `action_bits`) is BDD variable
+//!   `1000000 + i`, and each relation ends in such nodes. Reachability ignores them (Sylvan's
+//!   `relnext` existentially quantifies every relation variable outside the state
+//!   variables), so the reader does the same once, on reading: each relation that tests
+//!   action variables is replaced by `∃ actions. R`, rebuilt reduced and canonical in its
+//!   block. A [`StoredModel`] therefore only ever holds state variables, and a format-B
+//!   rewrite ([`write_format_b`]) has `action_bits = 0`. A file whose state variables would
+//!   reach 1000000 cannot declare action bits; a set may not test action variables.
+//! * Everything after the last relation (reachable states, labels) is ignored.
+//!
+//! # Validation
+//!
+//! Reading never panics and never allocates from an unchecked count: every count is checked
+//! against the bytes remaining before anything is reserved. Every problem is a
+//! [`ModelError`] displayed as `"<file>: byte <offset>: <what is wrong>"`. Refused:
+//! truncation; negative or absurd counts and sizes (`vector_size`, bits, `k`, group
+//! counts, projection lengths, integer indices); a node child that is the node itself, lies
+//! ahead of it, or lies beyond the block; a child whose variable is not greater than its
+//! parent's; a format-B leaf record; a root out of range or with reserved bits 40..62 set; a
+//! format-B `DD` with a root count other than 1; a variable outside the model (including a
+//! node's; format-B action variables count only in relations); duplicated variables; a
+//! format-A relation whose prime variable is not the model's next-state copy of its current
+//! variable; a node reachable from a BDD's root that tests a variable outside that BDD's
+//! declared variables; trailing bytes in format A.
+//! A complemented low edge cannot be expressed by either record layout (the one
+//! complement bit belongs to the high edge); [`StoredModel::validate`] checks it for models
+//! built in memory. Unused record bits (format A: bits 40..62 of the second word; format B:
+//! bits 40..61 of the first) are ignored, as the specification leaves them unused.
+//!
+//! # Example
+//!
+//! ```
+//! use rhizome_mc::model_file::{parse_model, write_format_b, Format, COMPLEMENT};
+//! # use rhizome_mc::model_file::{StoredModel, StoredNode, StoredSet, StoredGroup};
+//! // One 1-bit integer; initial set {x = 0}; one group that sets x' = 1.
+//! let model = StoredModel {
+//!     format: Format::B,
+//!     state_bits: vec![1],
+//!     state_vars: vec![0],
+//!     prime_vars: vec![1],
+//!     nodes: vec![
+//!         StoredNode { var: 0, low: 0, high: COMPLEMENT }, // 1: x (so 1|COMPLEMENT is "not x")
+//!         StoredNode { var: 1, low: 0, high: COMPLEMENT }, // 2: x'
+//!     ],
+//!     initial: StoredSet { root: 1 | COMPLEMENT, vars: vec![0] },
+//!     groups: vec![StoredGroup { relation: 2, cur_vars: vec![0], next_vars: vec![1] }],
+//! };
+//! let bytes = write_format_b(&model);
+//! let back = parse_model(&bytes, "example.bdd", None).unwrap();
+//! assert_eq!(back, model);
+//! ```
+
+mod cursor;
+mod error;
+mod format_a;
+mod format_b;
+mod nodes;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+pub use error::{Invalid, ModelError, ModelInvariantError};
+pub use write::{try_write_format_a, try_write_format_b, write_format_b};
+
+/// Complement mark of a reference (bit 63).
+pub const COMPLEMENT: u64 = 1 << 63;
+/// Index bits of a reference (bits 0..39).
+pub const INDEX_MASK: u64 = (1 << 40) - 1;
+
+/// Node records hold the variable in 24 bits, and each state bit needs two variables.
+pub(crate) const MAX_STATE_BITS: u64 = 1 << 23;
+
+/// The two on-disk formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `thesis-2014/*-rgs.bdd`: global node numbering, explicit variable arrays.
+    A,
+    /// `ltsmin-2017/*.bdd`: one `DD` block per BDD, local numbering, variables `2p`/`2p+1`.
+    B,
+}
+
+/// A stored node; `low`/`high` are references into the model's ONE node numbering
+/// (index = bits 0..39, 1-based, 0 = false; bit 63 = complement). `low` never complemented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StoredNode {
+    /// The BDD variable tested.
+    pub var: u32,
+    /// Reference followed when the variable is 0 (never complemented).
+    pub low: u64,
+    /// Reference followed when the variable is 1.
+    pub high: u64,
+}
+
+/// A set of states.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredSet {
+    /// Root reference.
+    pub root: u64,
+    /// Current-state BDD vars the set is defined on, ascending.
+    pub vars: Vec<u32>,
+}
+
+/// One transition group: a relation on a subset of the state bits (a projection); bits
+/// outside it are left unchanged by the group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredGroup {
+    /// Root reference of the relation BDD over `cur_vars` and `next_vars`.
+    pub relation: u64,
+    /// Current-state BDD vars of the group (ascending).
+    pub cur_vars: Vec<u32>,
+    /// `next_vars[i]` is the next-state copy of `cur_vars[i]`.
+    pub next_vars: Vec<u32>,
+}
+
+/// A model file's contents: state layout, all nodes, initial set and transition groups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredModel {
+    /// The format it was read from.
+    pub format: Format,
+    /// Bits of each state integer.
+    pub state_bits: Vec<u32>,
+    /// Current-state BDD var of each state bit, in state-vector order.
+    pub state_vars: Vec<u32>,
+    /// Next-state BDD var of each state bit.
+    pub prime_vars: Vec<u32>,
+    /// `nodes[i]` has index `i+1`; children-first (a node refers only to smaller indices).
+    pub nodes: Vec<StoredNode>,
+    /// The initial states.
+    pub initial: StoredSet,
+    /// The transition groups, in file order.
+    pub groups: Vec<StoredGroup>,
+}
+
+/// Reads and parses a model file, detecting its format.
+///
+/// Errors name the path as given.
+pub fn read_model(path: &Path) -> Result<StoredModel, ModelError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
+        file: name.clone(),
+        source,
+    })?;
+    parse_model(&bytes, &name, None)
+}
+
+/// Parses a model file's bytes. `name` is used in error messages; `format` forces a format
+/// (`None` detects it with [`detect_format`]).
+pub fn parse_model(
+    bytes: &[u8],
+    name: &str,
+    format: Option<Format>,
+) -> Result<StoredModel, ModelError> {
+    let format = match format.or_else(|| detect_format(bytes)) {
+        Some(f) => f,
+        None => {
+            return Err(ModelError::Invalid {
+                file: name.to_string(),
+                offset: 0,
+                what: Invalid::TooShortToDetect {
+                    len: bytes.len() as u64,
+                },
+            });
+        }
+    };
+    match format {
+        Format::A => format_a::parse(bytes, name),
+        Format::B => format_b::parse(bytes, name),
+    }
+}
+
+/// Guesses the format from the first 8 bytes (see the module documentation for why this is
+/// unambiguous for every file either reader accepts); `None` if fewer than 8 bytes.
+pub fn detect_format(bytes: &[u8]) -> Option<Format> {
+    let word = bytes.get(4..8)?;
+    if word == [0, 0, 0, 0] {
+        Some(Format::A)
+    } else {
+        Some(Format::B)
+    }
+}
+
+impl StoredModel {
+    /// Number of state integers.
+    pub fn vector_size(&self) -> usize {
+        self.state_bits.len()
+    }
+
+    /// Total number of state bits.
+    pub fn total_bits(&self) -> usize {
+        self.state_vars.len()
+    }
+
+    /// The node a reference points at (`None` for the constants).
+    pub fn node(&self, reference: u64) -> Option<&StoredNode> {
+        let index = reference & INDEX_MASK;
+        if index == 0 {
+            None
+        } else {
+            self.nodes.get((index - 1) as usize)
+        }
+    }
+
+    /// Number of distinct nodes reachable from `root` (constants not counted).
+    pub fn reachable_nodes(&self, root: u64) -> usize {
+        let mut seen = HashSet::new();
+        let mut stack = vec![root & INDEX_MASK];
+        while let Some(i) = stack.pop() {
+            if i == 0 || !seen.insert(i) {
+                continue;
+            }
+            if let Some(n) = self.nodes.get((i - 1) as usize) {
+                stack.push(n.low & INDEX_MASK);
+                stack.push(n.high & INDEX_MASK);
+            }
+        }
+        seen.len()
+    }
+
+    /// Checks every invariant the readers guarantee, for a model built or changed in memory:
+    /// layout lengths, distinct variables, children-first nodes with ordered variables and
+    /// uncomplemented low edges, roots in range, sets and groups on valid variables (a group's
+    /// `next_vars[i]` the model's copy of `cur_vars[i]`, both ascending by `cur_vars`), and
+    /// each BDD's nodes testing only that BDD's variables.
+    pub fn validate(&self) -> Result<(), ModelInvariantError> {
+        let fail = |s: String| Err(ModelInvariantError(s));
+        if self.state_bits.is_empty() {
+            return fail("no state integers".into());
+        }
+        if let Some(b) = self.state_bits.iter().find(|&&b| b == 0 || b > 64) {
+            return fail(format!("state integer with {b} bits (must be 1..=64)"));
+        }
+        let total: u64 = self.state_bits.iter().map(|&b| u64::from(b)).sum();
+        if total > MAX_STATE_BITS {
+            return fail(format!("{total} state bits exceed 2^23"));
+        }
+        if self.state_vars.len() as u64 != total || self.prime_vars.len() as u64 != total {
+            return fail(format!(
+                "{} state vars and {} prime vars for {total} state bits",
+                self.state_vars.len(),
+                self.prime_vars.len()
+            ));
+        }
+        let mut position = HashMap::new();
+        for (p, &v) in self.state_vars.iter().chain(&self.prime_vars).enumerate() {
+            if u64::from(v) >= 2 * MAX_STATE_BITS {
+                return fail(format!("variable {v} exceeds the 24-bit variable field"));
+            }
+            if position.insert(v, p).is_some() {
+                return fail(format!("variable {v} used twice"));
+            }
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            let own = i as u64 + 1;
+            if !position.contains_key(&n.var) {
+                return fail(format!("node {own}: var {} is not a model variable", n.var));
+            }
+            if n.low & COMPLEMENT != 0 {
+                return fail(format!("node {own}: low edge is complemented"));
+            }
+            for (edge, r) in [("low", n.low), ("high", n.high)] {
+                if r & nodes::RESERVED != 0 {
+                    return fail(format!(
+                        "node {own}: {edge} reference has reserved bits set"
+                    ));
+                }
+                let c = r & INDEX_MASK;
+                if c == 0 {
+                    continue;
+                }
+                if c >= own {
+                    return fail(format!(
+                        "node {own}: {edge} child {c} is not written before it"
+                    ));
+                }
+                let cv = self.nodes[(c - 1) as usize].var;
+                if cv <= n.var {
+                    return fail(format!(
+                        "node {own} (var {}): {edge} child {c} has var {cv}, not below it",
+                        n.var
+                    ));
+                }
+            }
+        }
+        let total = self.total_bits();
+        let is_cur = |v: &u32| position.get(v).is_some_and(|&p| p < total);
+        let check_root = |what: &str, r: u64| {
+            if r & nodes::RESERVED != 0 || r & INDEX_MASK > self.nodes.len() as u64 {
+                return fail(format!("{what}: root {r:#x} out of range"));
+            }
+            Ok(())
+        };
+        let ascending = |vs: &[u32]| vs.windows(2).all(|w| w[0] < w[1]);
+
+        check_root("initial set", self.initial.root)?;
+        if !ascending(&self.initial.vars) || !self.initial.vars.iter().all(is_cur) {
+            return fail("initial set: vars not ascending current-state vars".into());
+        }
+        self.check_domain("initial set", self.initial.root, &self.initial.vars)?;
+        for (g, grp) in self.groups.iter().enumerate() {
+            let what = format!("group {g}");
+            check_root(&what, grp.relation)?;
+            if !ascending(&grp.cur_vars)
+                || !grp.cur_vars.iter().all(is_cur)
+                || grp.cur_vars.len() != grp.next_vars.len()
+            {
+                return fail(format!("{what}: cur_vars not ascending current-state vars"));
+            }
+            for (c, n) in grp.cur_vars.iter().zip(&grp.next_vars) {
+                let expected = self.prime_vars[position[c]];
+                if *n != expected {
+                    return fail(format!(
+                        "{what}: next var {n} of var {c} should be {expected}"
+                    ));
+                }
+            }
+            let mut domain: Vec<u32> = grp.cur_vars.iter().chain(&grp.next_vars).copied().collect();
+            domain.sort_unstable();
+            self.check_domain(&what, grp.relation, &domain)?;
+        }
+        Ok(())
+    }
+
+    fn check_domain(
+        &self,
+        what: &str,
+        root: u64,
+        sorted: &[u32],
+    ) -> Result<(), ModelInvariantError> {
+        let mut seen = HashSet::new();
+        let mut stack = vec![root & INDEX_MASK];
+        while let Some(i) = stack.pop() {
+            if i == 0 || !seen.insert(i) {
+                continue;
+            }
+            let n = self.nodes[(i - 1) as usize];
+            if sorted.binary_search(&n.var).is_err() {
+                return Err(ModelInvariantError(format!(
+                    "{what}: node {i} tests var {} outside its variables",
+                    n.var
+                )));
+            }
+            stack.push(n.low & INDEX_MASK);
+            stack.push(n.high & INDEX_MASK);
+        }
+        Ok(())
+    }
+}
+
+/// Whether reference `ra` of model `a` and reference `rb` of model `b` have the same shape:
+/// same complement marks, same variables, same-shaped children, everywhere. Same shape implies
+/// the same Boolean function; for reduced BDDs (as in the model files) the converse holds
+/// too. Used to compare a model with its rewrite in another numbering.
+pub fn same_function(a: &StoredModel, ra: u64, b: &StoredModel, rb: u64) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![(ra, rb)];
+    while let Some((x, y)) = stack.pop() {
+        if x & COMPLEMENT != y & COMPLEMENT {
+            return false;
+        }
+        let (x, y) = (x & INDEX_MASK, y & INDEX_MASK);
+        if !seen.insert((x, y)) {
+            continue;
+        }
+        match (a.node(x), b.node(y)) {
+            (None, None) if x == 0 && y == 0 => {}
+            (Some(nx), Some(ny)) if nx.var == ny.var => {
+                stack.push((nx.low, ny.low));
+                stack.push((nx.high, ny.high));
+            }
+            _ => return false,
+        }
+    }
+    true
+}

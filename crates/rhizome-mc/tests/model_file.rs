@@ -1,0 +1,455 @@
+//! Model-file readers against the real BEEM model files, round trips through the format-B
+//! writer, and robustness against truncated and corrupted input.
+//!
+//! The model files are not in the repository. They are looked up, in this order, in
+//! `$RHIZOME_MODELS`, in `../shared/models` relative to the repository root (CI layout:
+//! the repository beside `shared/`), and in `/work/shared/models` (for worktrees that live
+//! elsewhere). When none exists the file-based tests print a message and pass.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use rhizome_mc::model_file::{
+    COMPLEMENT, Format, INDEX_MASK, StoredGroup, StoredModel, StoredNode, StoredSet, parse_model,
+    read_model, same_function, try_write_format_a, write_format_b,
+};
+
+fn models_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("RHIZOME_MODELS").map(PathBuf::from),
+        Some(PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/models"
+        ))),
+        Some(PathBuf::from("/work/shared/models")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_dir())
+}
+
+/// Every `*/*.bdd` under the models directory, sorted, with its bytes.
+fn model_files() -> &'static [(PathBuf, Vec<u8>)] {
+    static FILES: OnceLock<Vec<(PathBuf, Vec<u8>)>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let Some(dir) = models_dir() else {
+            return Vec::new();
+        };
+        let mut paths = Vec::new();
+        for sub in std::fs::read_dir(&dir)
+            .expect("models dir readable")
+            .flatten()
+        {
+            if let Ok(entries) = std::fs::read_dir(sub.path()) {
+                for e in entries.flatten() {
+                    let p = e.path();
+                    if p.extension().is_some_and(|x| x == "bdd") {
+                        paths.push(p);
+                    }
+                }
+            }
+        }
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|p| {
+                let bytes = std::fs::read(&p).expect("model file readable");
+                (p, bytes)
+            })
+            .collect()
+    })
+}
+
+fn have_files(test: &str) -> bool {
+    if model_files().is_empty() {
+        println!(
+            "{test}: skipped, no model files (set RHIZOME_MODELS or provide ../shared/models)"
+        );
+        false
+    } else {
+        true
+    }
+}
+
+fn dir_format(p: &Path) -> Format {
+    let dir = p.parent().and_then(|d| d.file_name()).unwrap();
+    if dir == "thesis-2014" {
+        Format::A
+    } else {
+        Format::B
+    }
+}
+
+#[test]
+fn parses_every_real_model_file() {
+    if !have_files("parses_every_real_model_file") {
+        return;
+    }
+    println!(
+        "{:<40} {:>3} {:>5} {:>5} {:>6} {:>7} {:>7} {:>9}",
+        "file", "fmt", "ints", "bits", "groups", "nodes", "init", "max rel"
+    );
+    for (path, bytes) in model_files() {
+        let m = read_model(path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.format, dir_format(path), "{}", path.display());
+        assert_eq!(
+            parse_model(bytes, "x", Some(m.format)).unwrap(),
+            m,
+            "forced format"
+        );
+        m.validate()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let total: u32 = m.state_bits.iter().sum();
+        assert_eq!(m.state_vars.len(), total as usize);
+        assert_eq!(m.prime_vars.len(), total as usize);
+        assert!(!m.nodes.is_empty());
+        assert!(!m.groups.is_empty());
+        for g in &m.groups {
+            assert!(!g.cur_vars.is_empty());
+            assert_eq!(g.cur_vars.len(), g.next_vars.len());
+            // Some exported relations are empty (the group never fired): root `false`.
+            assert!(g.relation == 0 || m.reachable_nodes(g.relation) > 0);
+        }
+        // Every node belongs to some BDD of the file: the exporters write no garbage.
+        let reachable: usize = std::iter::once(m.initial.root)
+            .chain(m.groups.iter().map(|g| g.relation))
+            .map(|r| m.reachable_nodes(r))
+            .sum();
+        assert!(reachable >= m.nodes.len(), "{}", path.display());
+        if m.format == Format::B {
+            // LTSmin's exports define the initial set on the whole state vector.
+            assert_eq!(m.initial.vars, m.state_vars);
+            // Each block holds exactly its BDD's nodes.
+            assert_eq!(reachable, m.nodes.len());
+        } else {
+            let bits = m.state_bits[0];
+            assert!(m.state_bits.iter().all(|&b| b == bits));
+            for g in &m.groups {
+                assert_eq!(g.cur_vars.len() % bits as usize, 0);
+            }
+        }
+        let max_rel = m
+            .groups
+            .iter()
+            .map(|g| m.reachable_nodes(g.relation))
+            .max()
+            .unwrap();
+        println!(
+            "{:<40} {:>3} {:>5} {:>5} {:>6} {:>7} {:>7} {:>9}",
+            path.strip_prefix(path.parent().unwrap().parent().unwrap())
+                .unwrap()
+                .display(),
+            format!("{:?}", m.format),
+            m.vector_size(),
+            total,
+            m.groups.len(),
+            m.nodes.len(),
+            m.reachable_nodes(m.initial.root),
+            max_rel
+        );
+    }
+}
+
+#[test]
+fn known_headers() {
+    if !have_files("known_headers") {
+        return;
+    }
+    // Facts read off the first bytes of two files with a hex dump.
+    for (path, _) in model_files() {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        if name == "anderson.4.bdd" {
+            let m = read_model(path).unwrap();
+            assert_eq!(m.vector_size(), 13);
+            assert_eq!(m.state_bits, [1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 3]);
+            // The first record of the initial set: var 60, low false, high true.
+            assert_eq!(
+                m.nodes[0],
+                StoredNode {
+                    var: 60,
+                    low: 0,
+                    high: COMPLEMENT
+                }
+            );
+        }
+        if name == "anderson.1.8-rgs.bdd" {
+            let m = read_model(path).unwrap();
+            assert_eq!(m.state_bits, [8; 7]);
+            assert_eq!(m.state_vars, (0..56).map(|p| 2 * p).collect::<Vec<u32>>());
+            assert_eq!(
+                m.prime_vars,
+                (0..56).map(|p| 2 * p + 1).collect::<Vec<u32>>()
+            );
+        }
+    }
+}
+
+#[test]
+fn format_b_round_trip_is_exact() {
+    if !have_files("format_b_round_trip_is_exact") {
+        return;
+    }
+    for (path, _) in model_files()
+        .iter()
+        .filter(|(p, _)| dir_format(p) == Format::B)
+    {
+        let m = read_model(path).unwrap();
+        let bytes = write_format_b(&m);
+        let back = parse_model(&bytes, "rewritten", None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, m, "{}", path.display());
+    }
+}
+
+fn assert_same_bdds(a: &StoredModel, b: &StoredModel) {
+    assert_eq!(a.state_bits, b.state_bits);
+    assert_eq!(a.state_vars, b.state_vars);
+    assert_eq!(a.prime_vars, b.prime_vars);
+    assert_eq!(a.initial.vars, b.initial.vars);
+    assert!(same_function(a, a.initial.root, b, b.initial.root));
+    assert_eq!(
+        a.reachable_nodes(a.initial.root),
+        b.reachable_nodes(b.initial.root)
+    );
+    assert_eq!(a.groups.len(), b.groups.len());
+    for (ga, gb) in a.groups.iter().zip(&b.groups) {
+        assert_eq!(ga.cur_vars, gb.cur_vars);
+        assert_eq!(ga.next_vars, gb.next_vars);
+        assert!(same_function(a, ga.relation, b, gb.relation));
+        assert_eq!(
+            a.reachable_nodes(ga.relation),
+            b.reachable_nodes(gb.relation)
+        );
+    }
+}
+
+#[test]
+fn format_a_rewrites_keep_the_bdds() {
+    if !have_files("format_a_rewrites_keep_the_bdds") {
+        return;
+    }
+    for (path, bytes) in model_files()
+        .iter()
+        .filter(|(p, _)| dir_format(p) == Format::A)
+    {
+        let m = read_model(path).unwrap();
+        let b = parse_model(&write_format_b(&m), "as-b", None).unwrap();
+        assert_eq!(b.format, Format::B);
+        assert_same_bdds(&m, &b);
+        // Format A shares nodes between BDDs; format B cannot, so it never has fewer.
+        assert!(b.nodes.len() >= m.nodes.len());
+        let a_bytes = try_write_format_a(&m).unwrap();
+        assert_eq!(
+            a_bytes.len(),
+            bytes.len(),
+            "same sizes, only block boundaries move"
+        );
+        let a = parse_model(&a_bytes, "as-a", None).unwrap();
+        assert_eq!(a, m, "{}", path.display());
+    }
+}
+
+#[test]
+fn missing_file_error_names_it() {
+    let e = read_model(Path::new("/nonexistent/dir/x.bdd")).unwrap_err();
+    let s = e.to_string();
+    assert!(s.starts_with("/nonexistent/dir/x.bdd: "), "{s}");
+    assert!(e.offset().is_none());
+}
+
+// ---------------------------------------------------------------------------------------
+// Generated models.
+
+/// Deterministic generator (xorshift) so a proptest seed reproduces a model.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Appends up to `count` random nodes over `vars` (sorted) to `nodes`; returns a root built
+/// from them. Children are earlier nodes of this BDD with larger variables, or constants.
+fn random_bdd(rng: &mut Rng, nodes: &mut Vec<StoredNode>, vars: &[u32], count: usize) -> u64 {
+    let first = nodes.len();
+    let mut root = if rng.below(2) == 0 { 0 } else { COMPLEMENT };
+    if vars.is_empty() {
+        return root;
+    }
+    for _ in 0..count {
+        let var = vars[rng.below(vars.len() as u64) as usize];
+        let candidates: Vec<u64> = (first..nodes.len())
+            .filter(|&i| nodes[i].var > var)
+            .map(|i| i as u64 + 1)
+            .collect();
+        let pick = |rng: &mut Rng| {
+            if candidates.is_empty() || rng.below(3) == 0 {
+                0
+            } else {
+                candidates[rng.below(candidates.len() as u64) as usize]
+            }
+        };
+        let low = pick(rng);
+        let high = pick(rng) | if rng.below(2) == 0 { 0 } else { COMPLEMENT };
+        nodes.push(StoredNode { var, low, high });
+        root = nodes.len() as u64 | if rng.below(2) == 0 { 0 } else { COMPLEMENT };
+    }
+    root
+}
+
+fn random_model(seed: u64) -> StoredModel {
+    let mut rng = Rng(seed | 1);
+    let vs = 1 + rng.below(4) as usize;
+    let uniform = rng.below(2) == 0;
+    let w = 1 + rng.below(3) as u32;
+    let state_bits: Vec<u32> = (0..vs)
+        .map(|_| if uniform { w } else { 1 + rng.below(3) as u32 })
+        .collect();
+    let total: u32 = state_bits.iter().sum();
+    let mut first = Vec::new();
+    let mut acc = 0;
+    for &b in &state_bits {
+        first.push(acc);
+        acc += b;
+    }
+    let cur_of = |ints: &[usize]| -> Vec<u32> {
+        ints.iter()
+            .flat_map(|&i| (first[i]..first[i] + state_bits[i]).map(|p| 2 * p))
+            .collect()
+    };
+    let mut nodes = Vec::new();
+    let all: Vec<usize> = (0..vs).collect();
+    let vars = cur_of(&all);
+    let n = rng.below(6) as usize;
+    let root = random_bdd(&mut rng, &mut nodes, &vars, n);
+    let initial = StoredSet { root, vars };
+    let mut groups = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        let ints: Vec<usize> = (0..vs).filter(|_| rng.below(2) == 0).collect();
+        let ints = if ints.is_empty() { vec![0] } else { ints };
+        let cur_vars = cur_of(&ints);
+        let next_vars: Vec<u32> = cur_vars.iter().map(|v| v + 1).collect();
+        let mut domain: Vec<u32> = cur_vars.iter().chain(&next_vars).copied().collect();
+        domain.sort_unstable();
+        let n = rng.below(8) as usize;
+        let relation = random_bdd(&mut rng, &mut nodes, &domain, n);
+        groups.push(StoredGroup {
+            relation,
+            cur_vars,
+            next_vars,
+        });
+    }
+    StoredModel {
+        format: Format::B,
+        state_bits,
+        state_vars: (0..total).map(|p| 2 * p).collect(),
+        prime_vars: (0..total).map(|p| 2 * p + 1).collect(),
+        nodes,
+        initial,
+        groups,
+    }
+}
+
+fn check_parse_never_panics(bytes: &[u8]) -> Result<(), TestCaseError> {
+    for format in [None, Some(Format::A), Some(Format::B)] {
+        if let Err(e) = parse_model(bytes, "mutated", format) {
+            let off = e.offset().expect("content error has an offset");
+            prop_assert!(off <= bytes.len() as u64, "{e}");
+            let s = e.to_string();
+            prop_assert!(!s.contains('\n'));
+            prop_assert!(s.starts_with(&format!("mutated: byte {off}: ")), "{s}");
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_models_round_trip(seed in any::<u64>()) {
+        let m = random_model(seed);
+        m.validate().unwrap();
+        let once = parse_model(&write_format_b(&m), "gen", None).unwrap();
+        assert_same_bdds(&m, &once);
+        let twice = parse_model(&write_format_b(&once), "gen", None).unwrap();
+        prop_assert_eq!(&twice, &once);
+        if m.state_bits.iter().all(|&b| b == m.state_bits[0]) {
+            let a = parse_model(&try_write_format_a(&m).unwrap(), "gen-a", None).unwrap();
+            prop_assert_eq!(a.format, Format::A);
+            prop_assert_eq!(StoredModel { format: Format::B, ..a }, m);
+        }
+    }
+
+    #[test]
+    fn generated_models_survive_corruption(
+        seed in any::<u64>(),
+        as_a in any::<bool>(),
+        cut in any::<prop::sample::Index>(),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+    ) {
+        let m = random_model(seed);
+        let bytes = if as_a {
+            match try_write_format_a(&m) { Ok(b) => b, Err(_) => write_format_b(&m) }
+        } else {
+            write_format_b(&m)
+        };
+        let cut = cut.index(bytes.len());
+        let truncated = &bytes[..cut];
+        check_parse_never_panics(truncated)?;
+        // Generated files end with their last relation: any truncation loses data.
+        prop_assert!(parse_model(truncated, "t", None).is_err());
+        let mut flipped = bytes.clone();
+        for (i, b) in flips {
+            let i = i.index(flipped.len());
+            flipped[i] ^= b.max(1);
+        }
+        check_parse_never_panics(&flipped)?;
+    }
+
+    #[test]
+    fn real_files_survive_truncation(file in any::<prop::sample::Index>(), cut in any::<prop::sample::Index>()) {
+        let files = model_files();
+        if files.is_empty() {
+            return Ok(());
+        }
+        let (path, bytes) = &files[file.index(files.len())];
+        let cut = cut.index(bytes.len());
+        check_parse_never_panics(&bytes[..cut])?;
+        match parse_model(&bytes[..cut], "t", None) {
+            Ok(m) => {
+                // Only format B has an ignorable tail; cutting into it changes nothing.
+                prop_assert_eq!(dir_format(path), Format::B);
+                prop_assert_eq!(m, parse_model(bytes, "t", None).unwrap());
+            }
+            Err(e) => prop_assert!(e.offset().unwrap() <= cut as u64),
+        }
+    }
+
+    #[test]
+    fn real_files_survive_byte_flips(
+        file in any::<prop::sample::Index>(),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), 1..=255u8), 1..4),
+    ) {
+        let files = model_files();
+        if files.is_empty() {
+            return Ok(());
+        }
+        let (_, bytes) = &files[file.index(files.len())];
+        let mut flipped = bytes.clone();
+        for (i, b) in flips {
+            let i = i.index(flipped.len());
+            flipped[i] ^= b;
+        }
+        check_parse_never_panics(&flipped)?;
+        // Whatever parses must satisfy every invariant the readers promise.
+        if let Ok(m) = parse_model(&flipped, "f", None) {
+            prop_assert!(m.validate().is_ok());
+            let _ = INDEX_MASK;
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! Global memory: symmetric arrays, global pointers, one-sided get/put and 64-bit atomics.
+//!
+//! [`Ctx::alloc`](crate::Ctx::alloc) collectively allocates a [`GlobalArray<T>`]: `len`
+//! elements on every PE, zeroed. A [`GlobalPtr<T>`] names one element on one PE
+//! (pe, segment, byte offset). [`Memory`] (reachable from the context, and cheap to clone
+//! into other threads of the same PE) performs the accesses.
+//!
+//! # Ordering guarantees
+//! - **Blocking operations** (`get*`, `put*`, atomics without `_nb`) are complete when they
+//!   return: a `put` is visible to every operation any PE starts afterwards; a `get` or an
+//!   atomic returns the value.
+//! - **Non-blocking operations** (`*_nb`) return a handle. The operation is complete when
+//!   its handle's `wait` returns, or after [`Memory::quiet`] on this PE (which completes
+//!   every outstanding operation of the PE). Before that, nothing is promised about when the
+//!   data lands, nor about the order in which two outstanding operations happen: two
+//!   `put_nb` to the same bytes without a `quiet` in between may land in either order.
+//! - **Atomics** are atomic with respect to all other atomics on the same word, from every
+//!   PE and thread. They are not atomic with respect to `put`/`get` of the same word at the
+//!   same time (that is a race, whose outcome is unspecified).
+//! - **Barrier**: [`Ctx::barrier`](crate::Ctx::barrier) implies `quiet` on every PE: all
+//!   operations any PE started before the barrier are visible to all operations started
+//!   after it, on every PE.
+//! - **Messages**: operations completed (blocking, waited, or quieted) before a message
+//!   is sent are visible to its handler.
+//!
+//! # Errors
+//! An access outside the array (or to a PE that does not exist), or an atomic on an
+//! unaligned address, panics with a message naming the PE, segment and byte range; in a
+//! [`World::run`](crate::World::run) that ends the run with that message on every PE. The
+//! `try_*` forms return the [`TransportError`] instead.
+
+use crate::fail;
+use crate::transport::{AtomicOp, Backend, SegmentId, Transport, TransportError};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Plain data that may be copied to and from global memory as bytes.
+///
+/// # Safety
+/// Every bit pattern of `size_of::<Self>()` bytes must be a valid value, and the type must
+/// hold no pointers or padding.
+pub unsafe trait Pod: Copy + Send + Sync + 'static {}
+
+macro_rules! pod {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive numbers: no padding, every bit pattern valid.
+        unsafe impl Pod for $t {}
+    )*};
+}
+pod!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64
+);
+// SAFETY: an array of Pod has no padding between elements and every bit pattern is valid.
+unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+
+fn as_bytes<T: Pod>(s: &[T]) -> &[u8] {
+    // SAFETY: `T: Pod` has no padding, so all `size_of_val(s)` bytes are initialised.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+
+fn as_bytes_mut<T: Pod>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: `T: Pod` accepts every bit pattern, so any bytes written keep `s` valid.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, std::mem::size_of_val(s)) }
+}
+
+/// The address of a `T` on some PE: (pe, segment, byte offset).
+pub struct GlobalPtr<T> {
+    pe: u32,
+    segment: SegmentId,
+    offset: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for GlobalPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for GlobalPtr<T> {}
+impl<T> PartialEq for GlobalPtr<T> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.pe, self.segment, self.offset) == (o.pe, o.segment, o.offset)
+    }
+}
+impl<T> Eq for GlobalPtr<T> {}
+impl<T> std::fmt::Debug for GlobalPtr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "GlobalPtr(pe {}, segment {}, byte {})",
+            self.pe, self.segment, self.offset
+        )
+    }
+}
+
+impl<T> GlobalPtr<T> {
+    /// The pointer to byte `byte_offset` of `segment` on `pe`. Not checked here (accesses
+    /// are); for views of a segment that the typed API does not express.
+    pub fn from_parts(pe: usize, segment: SegmentId, byte_offset: usize) -> Self {
+        GlobalPtr {
+            pe: pe as u32,
+            segment,
+            offset: byte_offset,
+            _t: PhantomData,
+        }
+    }
+    /// The PE holding the element.
+    pub fn pe(&self) -> usize {
+        self.pe as usize
+    }
+    /// The segment id.
+    pub fn segment(&self) -> SegmentId {
+        self.segment
+    }
+    /// Byte offset within the segment.
+    pub fn byte_offset(&self) -> usize {
+        self.offset
+    }
+    /// The pointer `n` elements further (no check: accesses are checked).
+    pub fn offset_by(self, n: usize) -> Self {
+        GlobalPtr {
+            offset: self
+                .offset
+                .wrapping_add(n.wrapping_mul(std::mem::size_of::<T>())),
+            ..self
+        }
+    }
+    /// The same offset on another PE (symmetric address).
+    pub fn on_pe(self, pe: usize) -> Self {
+        GlobalPtr {
+            pe: pe as u32,
+            ..self
+        }
+    }
+}
+
+/// A symmetric array: `len` elements of `T` on every PE. `Copy`, so pass it around freely.
+pub struct GlobalArray<T> {
+    segment: SegmentId,
+    len: usize,
+    _t: PhantomData<fn() -> T>,
+}
+impl<T> Clone for GlobalArray<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for GlobalArray<T> {}
+
+impl<T: Pod> GlobalArray<T> {
+    pub(crate) fn new(segment: SegmentId, len: usize) -> Self {
+        GlobalArray {
+            segment,
+            len,
+            _t: PhantomData,
+        }
+    }
+    /// Elements per PE.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The segment id.
+    pub fn segment(&self) -> SegmentId {
+        self.segment
+    }
+    /// Pointer to element `index` on PE `pe` (not checked here; accesses are).
+    pub fn ptr(&self, pe: usize, index: usize) -> GlobalPtr<T> {
+        GlobalPtr {
+            pe: pe as u32,
+            segment: self.segment,
+            offset: index.wrapping_mul(std::mem::size_of::<T>()),
+            _t: PhantomData,
+        }
+    }
+}
+
+/// Performs one-sided accesses for one PE. Clone it into other threads of the same PE.
+#[derive(Clone)]
+pub struct Memory {
+    pub(crate) t: Arc<Backend>,
+}
+
+#[inline]
+fn ok<R>(r: Result<R, TransportError>) -> R {
+    match r {
+        Ok(v) => v,
+        Err(e) => fail(e),
+    }
+}
+
+impl Memory {
+    /// This PE.
+    pub fn my_pe(&self) -> usize {
+        self.t.my_pe()
+    }
+
+    /// Reads `dst.len()` elements starting at `p` into `dst`, or returns the error.
+    #[inline]
+    pub fn try_get_into<T: Pod>(
+        &self,
+        p: GlobalPtr<T>,
+        dst: &mut [T],
+    ) -> Result<(), TransportError> {
+        self.t.get(p.pe(), p.segment, p.offset, as_bytes_mut(dst))
+    }
+    /// Writes `src` starting at `p`, or returns the error.
+    #[inline]
+    pub fn try_put_slice<T: Pod>(&self, p: GlobalPtr<T>, src: &[T]) -> Result<(), TransportError> {
+        self.t.put(p.pe(), p.segment, p.offset, as_bytes(src))
+    }
+    /// Performs `op` on the word at `p`, or returns the error.
+    #[inline]
+    pub fn try_atomic(&self, p: GlobalPtr<u64>, op: AtomicOp) -> Result<u64, TransportError> {
+        self.t.atomic(p.pe(), p.segment, p.offset, op)
+    }
+
+    /// Reads `dst.len()` elements starting at `p`.
+    #[inline]
+    pub fn get_into<T: Pod>(&self, p: GlobalPtr<T>, dst: &mut [T]) {
+        ok(self.try_get_into(p, dst))
+    }
+    /// Reads one element.
+    #[inline]
+    pub fn get<T: Pod>(&self, p: GlobalPtr<T>) -> T {
+        let mut v = [zeroed::<T>()];
+        self.get_into(p, &mut v);
+        v[0]
+    }
+    /// Reads `n` elements starting at `p`.
+    pub fn get_slice<T: Pod>(&self, p: GlobalPtr<T>, n: usize) -> Vec<T> {
+        let mut v = vec![zeroed::<T>(); n];
+        self.get_into(p, &mut v);
+        v
+    }
+    /// Writes one element.
+    #[inline]
+    pub fn put<T: Pod>(&self, p: GlobalPtr<T>, v: T) {
+        ok(self.try_put_slice(p, &[v]))
+    }
+    /// Writes `src` starting at `p`.
+    #[inline]
+    pub fn put_slice<T: Pod>(&self, p: GlobalPtr<T>, src: &[T]) {
+        ok(self.try_put_slice(p, src))
+    }
+
+    /// Atomically reads the word.
+    #[inline]
+    pub fn load(&self, p: GlobalPtr<u64>) -> u64 {
+        ok(self.try_atomic(p, AtomicOp::Load))
+    }
+    /// Atomically writes the word.
+    #[inline]
+    pub fn store(&self, p: GlobalPtr<u64>, v: u64) {
+        ok(self.try_atomic(p, AtomicOp::Store(v)));
+    }
+    /// Atomically replaces the word, returns the previous value.
+    #[inline]
+    pub fn swap(&self, p: GlobalPtr<u64>, v: u64) -> u64 {
+        ok(self.try_atomic(p, AtomicOp::Swap(v)))
+    }
+    /// Atomically adds (wrapping), returns the previous value.
+    #[inline]
+    pub fn fetch_add(&self, p: GlobalPtr<u64>, v: u64) -> u64 {
+        ok(self.try_atomic(p, AtomicOp::FetchAdd(v)))
+    }
+    /// If the word is `current`, replaces it with `new`: `Ok(previous)` on success,
+    /// `Err(actual)` otherwise (as `std`'s `compare_exchange`).
+    #[inline]
+    pub fn compare_exchange(&self, p: GlobalPtr<u64>, current: u64, new: u64) -> Result<u64, u64> {
+        let old = ok(self.try_atomic(p, AtomicOp::CompareExchange { current, new }));
+        if old == current { Ok(old) } else { Err(old) }
+    }
+
+    /// Completes every outstanding non-blocking operation of this PE (see the module docs).
+    pub fn quiet(&self) {
+        ok(self.t.quiet())
+    }
+
+    /// Starts reading `n` elements at `p`; the handle's `wait` returns them.
+    pub fn get_nb<T: Pod>(&self, p: GlobalPtr<T>, n: usize) -> GetHandle<T> {
+        let mut buf = vec![zeroed::<T>(); n];
+        let bytes = as_bytes_mut(&mut buf);
+        // SAFETY: `buf` is owned by the handle, its heap storage does not move when the
+        // handle moves, and the handle quiets before it reads or frees it (wait and drop).
+        ok(unsafe {
+            self.t
+                .get_nbi(p.pe(), p.segment, p.offset, bytes.as_mut_ptr(), bytes.len())
+        });
+        GetHandle {
+            mem: self.clone(),
+            buf: Some(buf),
+        }
+    }
+    /// Starts writing a copy of `src` at `p`; complete at the handle's `wait` or `quiet`.
+    pub fn put_nb<T: Pod>(&self, p: GlobalPtr<T>, src: &[T]) -> PutHandle {
+        let buf: Vec<u8> = as_bytes(src).to_vec();
+        // SAFETY: the copy is owned by the handle and is freed only after a quiet.
+        ok(unsafe {
+            self.t
+                .put_nbi(p.pe(), p.segment, p.offset, buf.as_ptr(), buf.len())
+        });
+        PutHandle {
+            mem: self.clone(),
+            buf: Some(buf),
+        }
+    }
+    /// Starts `op` on the word at `p`; the handle's `wait` returns the previous value.
+    pub fn atomic_nb(&self, p: GlobalPtr<u64>, op: AtomicOp) -> AtomicHandle {
+        let mut result = Box::new(0u64);
+        // SAFETY: the box is owned by the handle and read or freed only after a quiet.
+        ok(unsafe {
+            self.t
+                .atomic_nbi(p.pe(), p.segment, p.offset, op, &mut *result)
+        });
+        AtomicHandle {
+            mem: self.clone(),
+            result: Some(result),
+        }
+    }
+    /// Non-blocking [`fetch_add`](Self::fetch_add).
+    pub fn fetch_add_nb(&self, p: GlobalPtr<u64>, v: u64) -> AtomicHandle {
+        self.atomic_nb(p, AtomicOp::FetchAdd(v))
+    }
+    /// Non-blocking compare-exchange; `wait` returns the previous value (success iff it
+    /// equals `current`).
+    pub fn compare_exchange_nb(&self, p: GlobalPtr<u64>, current: u64, new: u64) -> AtomicHandle {
+        self.atomic_nb(p, AtomicOp::CompareExchange { current, new })
+    }
+}
+
+fn zeroed<T: Pod>() -> T {
+    // SAFETY: `T: Pod` accepts the all-zero bit pattern.
+    unsafe { std::mem::zeroed() }
+}
+
+/// An outstanding non-blocking get.
+#[must_use = "wait on the handle to obtain the data"]
+pub struct GetHandle<T: Pod> {
+    mem: Memory,
+    buf: Option<Vec<T>>,
+}
+impl<T: Pod> GetHandle<T> {
+    /// Waits for the data.
+    pub fn wait(mut self) -> Vec<T> {
+        self.mem.quiet();
+        self.buf.take().expect("waited once")
+    }
+}
+impl<T: Pod> Drop for GetHandle<T> {
+    fn drop(&mut self) {
+        if self.buf.is_some() {
+            // The transport may still write into `buf`: complete before freeing it.
+            let _ = self.mem.t.quiet();
+        }
+    }
+}
+
+/// An outstanding non-blocking put.
+#[must_use = "wait on the handle (or quiet) to complete the put"]
+pub struct PutHandle {
+    mem: Memory,
+    buf: Option<Vec<u8>>,
+}
+impl PutHandle {
+    /// Waits until the data is visible at the target.
+    pub fn wait(mut self) {
+        self.mem.quiet();
+        self.buf = None;
+    }
+}
+impl Drop for PutHandle {
+    fn drop(&mut self) {
+        if self.buf.is_some() {
+            let _ = self.mem.t.quiet();
+        }
+    }
+}
+
+/// An outstanding non-blocking atomic.
+#[must_use = "wait on the handle to obtain the previous value"]
+pub struct AtomicHandle {
+    mem: Memory,
+    result: Option<Box<u64>>,
+}
+impl AtomicHandle {
+    /// Waits and returns the previous value of the word.
+    pub fn wait(mut self) -> u64 {
+        self.mem.quiet();
+        *self.result.take().expect("waited once")
+    }
+}
+impl Drop for AtomicHandle {
+    fn drop(&mut self) {
+        if self.result.is_some() {
+            let _ = self.mem.t.quiet();
+        }
+    }
+}

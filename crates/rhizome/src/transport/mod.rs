@@ -1,0 +1,371 @@
+//! The transport: the narrow interface between the runtime and a communication library.
+//!
+//! Everything the runtime needs from the machine is in [`Transport`]: who am I, collective
+//! allocation of symmetric segments, one-sided byte transfers and 64-bit atomics at
+//! `(pe, segment, offset)`, delivery of byte buffers (aggregated batches of active
+//! messages), a barrier, a small `u64` allreduce, and a way to abort the whole run. Only
+//! bytes and plain integers cross it: no closures, no remote pointers, so it maps onto
+//! MPI-3 RMA windows plus two-sided messages, OpenSHMEM, or libfabric.
+//!
+//! Implementations:
+//! - [`local::LocalTransport`]: every PE in this process, one handle per PE (the default).
+//! - `mpi::MpiTransport` (cargo feature `mpi`): one PE per MPI rank. It must provide
+//!   `MpiTransport::init() -> Result<MpiTransport, TransportError>`.
+//!
+//! The runtime above is generic code over [`Backend`], an enum of the implementations, so
+//! no trait object sits on a hot path.
+//!
+//! # Contract common to all implementations
+//! - A transport handle belongs to one PE and may be used from several threads of that PE
+//!   at once (`Sync`).
+//! - Collective calls ([`Transport::alloc_segment`], [`Transport::barrier`],
+//!   [`Transport::allreduce_u64`]) are made by every PE, in the same order, from one thread
+//!   per PE at a time.
+//! - Blocking `get`/`put`/`atomic` are complete when they return: a `put` is visible to
+//!   every later operation of any PE on those bytes; `get` and `atomic` return the value.
+//! - The `*_nbi` forms are complete after the next [`Transport::quiet`] of the same PE; the
+//!   buffers they name must stay valid and untouched until then.
+//! - Atomics are atomic with respect to other atomics on the same 8-byte-aligned word, not
+//!   with respect to `put`/`get` on it (mixing them on one word at the same time is a race).
+//! - `barrier` implies `quiet` on every PE: everything done by any PE before the barrier is
+//!   visible to everything done by any PE after it.
+//! - A buffer sent with [`Transport::send`] is received whole, exactly once, by the target's
+//!   [`Transport::try_recv`]; buffers from one source to one target arrive in order.
+//! - After [`Transport::abort`] on any PE, every blocking call on every PE returns
+//!   [`TransportError::Aborted`] (MPI may instead end the processes with `MPI_Abort`).
+
+pub mod local;
+
+// `transport/mpi.rs` is written on another branch; declaring it through a macro keeps
+// `cargo fmt` from requiring the file on branches that do not have it yet.
+macro_rules! mpi_module {
+    () => {
+        #[cfg(feature = "mpi")]
+        pub mod mpi;
+    };
+}
+mpi_module!();
+
+/// Identifies a symmetric segment: the k-th collective allocation has id k on every PE.
+pub type SegmentId = u32;
+
+/// A 64-bit atomic operation on a remote word; every operation returns the previous value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// Read the word.
+    Load,
+    /// Write the word (returns the previous value).
+    Store(u64),
+    /// Replace the word.
+    Swap(u64),
+    /// Add (wrapping) to the word.
+    FetchAdd(u64),
+    /// If the word equals `current`, replace it with `new`; succeeded iff the returned
+    /// previous value equals `current`.
+    CompareExchange {
+        /// Expected value.
+        current: u64,
+        /// Value stored on success.
+        new: u64,
+    },
+}
+
+/// Element-wise reduction of [`Transport::allreduce_u64`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// Wrapping sum.
+    Sum,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+impl ReduceOp {
+    /// Combines two values.
+    #[inline]
+    pub fn apply(self, a: u64, b: u64) -> u64 {
+        match self {
+            ReduceOp::Sum => a.wrapping_add(b),
+            ReduceOp::Min => a.min(b),
+            ReduceOp::Max => a.max(b),
+        }
+    }
+}
+
+/// What can go wrong below the runtime.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransportError {
+    /// Some PE aborted the run (a panic or an error); the text says which and why.
+    #[error("run aborted: {0}")]
+    Aborted(String),
+    /// An access outside a segment, or to a segment or PE that does not exist.
+    #[error(
+        "out-of-bounds global access: PE {pe}, segment {segment}, bytes {offset}..{end} (segment length {len})",
+        end = offset + len_access
+    )]
+    OutOfBounds {
+        /// Target PE.
+        pe: usize,
+        /// Segment id.
+        segment: SegmentId,
+        /// First byte accessed.
+        offset: usize,
+        /// Bytes accessed.
+        len_access: usize,
+        /// Length of the segment (0 if it or the PE does not exist).
+        len: usize,
+    },
+    /// An atomic on an address that is not 8-byte aligned.
+    #[error(
+        "misaligned atomic: PE {pe}, segment {segment}, offset {offset} is not a multiple of 8"
+    )]
+    Misaligned {
+        /// Target PE.
+        pe: usize,
+        /// Segment id.
+        segment: SegmentId,
+        /// Offset of the word.
+        offset: usize,
+    },
+    /// A collective used inconsistently (e.g. PEs asked for different segment sizes).
+    #[error("collective misuse: {0}")]
+    Collective(String),
+    /// Anything else the communication library reports.
+    #[error("transport error: {0}")]
+    Other(String),
+}
+
+/// The operations the runtime needs from a communication library. See the module docs
+/// for the contract.
+pub trait Transport: Send + Sync + 'static {
+    /// This PE's number, `0..num_pes()`.
+    fn my_pe(&self) -> usize;
+    /// Number of PEs in the run.
+    fn num_pes(&self) -> usize;
+    /// Short name for reports ("local", "mpi").
+    fn name(&self) -> &'static str;
+
+    /// Collective: allocates `bytes` zeroed bytes on every PE (the same size everywhere)
+    /// and returns the segment id. Returns once every PE's memory is ready.
+    fn alloc_segment(&self, bytes: usize) -> Result<SegmentId, TransportError>;
+    /// Length in bytes of a segment, `None` if it does not exist.
+    fn segment_len(&self, segment: SegmentId) -> Option<usize>;
+
+    /// Copies `dst.len()` bytes from `(pe, segment, offset)` into `dst`.
+    fn get(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), TransportError>;
+    /// Copies `src` to `(pe, segment, offset)`; visible to everyone when it returns.
+    fn put(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        src: &[u8],
+    ) -> Result<(), TransportError>;
+    /// Starts a get of `len` bytes into `dst`; complete after the next [`quiet`](Self::quiet).
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of `len` bytes, and not read or written by anyone
+    /// else, until `quiet` returns.
+    unsafe fn get_nbi(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        dst: *mut u8,
+        len: usize,
+    ) -> Result<(), TransportError>;
+    /// Starts a put of `len` bytes from `src`; complete after the next [`quiet`](Self::quiet).
+    ///
+    /// # Safety
+    /// `src` must be valid for reads of `len` bytes and not written until `quiet` returns.
+    unsafe fn put_nbi(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        src: *const u8,
+        len: usize,
+    ) -> Result<(), TransportError>;
+    /// Performs `op` on the 8-byte-aligned word at `(pe, segment, offset)`, returns the
+    /// previous value.
+    fn atomic(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        op: AtomicOp,
+    ) -> Result<u64, TransportError>;
+    /// Starts `op`; the previous value is in `*result` after the next [`quiet`](Self::quiet).
+    ///
+    /// # Safety
+    /// `result` must be valid for a write of a `u64` and untouched until `quiet` returns.
+    unsafe fn atomic_nbi(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        op: AtomicOp,
+        result: *mut u64,
+    ) -> Result<(), TransportError>;
+    /// Completes every `*_nbi` operation this PE started: gets have landed, puts and
+    /// atomics are visible to every later operation of any PE.
+    fn quiet(&self) -> Result<(), TransportError>;
+
+    /// Delivers `buf` to PE `pe` (which may be this PE).
+    fn send(&self, pe: usize, buf: Vec<u8>) -> Result<(), TransportError>;
+    /// A received buffer and its source PE, if one is waiting. Never blocks.
+    fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError>;
+    /// Returns an emptied buffer for reuse by later sends (an optimisation; may drop it).
+    fn recycle(&self, buf: Vec<u8>) {
+        drop(buf);
+    }
+    /// An empty buffer with at least `capacity` bytes reserved, recycled when possible.
+    fn buffer(&self, capacity: usize) -> Vec<u8> {
+        Vec::with_capacity(capacity)
+    }
+
+    /// Collective: returns once every PE has entered it (implies `quiet` everywhere).
+    fn barrier(&self) -> Result<(), TransportError>;
+    /// Collective: replaces `values` on every PE by the element-wise reduction over all
+    /// PEs. Every PE passes the same length.
+    fn allreduce_u64(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError>;
+
+    /// Ends the run on every PE: blocking calls everywhere fail with
+    /// [`TransportError::Aborted`] carrying `message` (or the processes exit non-zero).
+    fn abort(&self, message: &str);
+    /// `Some(message)` once any PE has aborted.
+    fn aborted(&self) -> Option<String>;
+}
+
+/// The transports of this build, as one type so that code above is monomorphic.
+pub enum Backend {
+    /// All PEs in this process.
+    Local(local::LocalTransport),
+    /// One PE per MPI rank.
+    #[cfg(feature = "mpi")]
+    Mpi(mpi::MpiTransport),
+}
+
+macro_rules! delegate {
+    ($self:ident, $t:ident => $e:expr) => {
+        match $self {
+            Backend::Local($t) => $e,
+            #[cfg(feature = "mpi")]
+            Backend::Mpi($t) => $e,
+        }
+    };
+}
+
+impl Transport for Backend {
+    #[inline]
+    fn my_pe(&self) -> usize {
+        delegate!(self, t => t.my_pe())
+    }
+    #[inline]
+    fn num_pes(&self) -> usize {
+        delegate!(self, t => t.num_pes())
+    }
+    fn name(&self) -> &'static str {
+        delegate!(self, t => t.name())
+    }
+    fn alloc_segment(&self, bytes: usize) -> Result<SegmentId, TransportError> {
+        delegate!(self, t => t.alloc_segment(bytes))
+    }
+    #[inline]
+    fn segment_len(&self, segment: SegmentId) -> Option<usize> {
+        delegate!(self, t => t.segment_len(segment))
+    }
+    #[inline]
+    fn get(&self, pe: usize, s: SegmentId, o: usize, d: &mut [u8]) -> Result<(), TransportError> {
+        delegate!(self, t => t.get(pe, s, o, d))
+    }
+    #[inline]
+    fn put(&self, pe: usize, s: SegmentId, o: usize, src: &[u8]) -> Result<(), TransportError> {
+        delegate!(self, t => t.put(pe, s, o, src))
+    }
+    #[inline]
+    unsafe fn get_nbi(
+        &self,
+        pe: usize,
+        s: SegmentId,
+        o: usize,
+        d: *mut u8,
+        len: usize,
+    ) -> Result<(), TransportError> {
+        // SAFETY: the caller's contract is passed on unchanged.
+        delegate!(self, t => unsafe { t.get_nbi(pe, s, o, d, len) })
+    }
+    #[inline]
+    unsafe fn put_nbi(
+        &self,
+        pe: usize,
+        s: SegmentId,
+        o: usize,
+        src: *const u8,
+        len: usize,
+    ) -> Result<(), TransportError> {
+        // SAFETY: the caller's contract is passed on unchanged.
+        delegate!(self, t => unsafe { t.put_nbi(pe, s, o, src, len) })
+    }
+    #[inline]
+    fn atomic(
+        &self,
+        pe: usize,
+        s: SegmentId,
+        o: usize,
+        op: AtomicOp,
+    ) -> Result<u64, TransportError> {
+        delegate!(self, t => t.atomic(pe, s, o, op))
+    }
+    #[inline]
+    unsafe fn atomic_nbi(
+        &self,
+        pe: usize,
+        s: SegmentId,
+        o: usize,
+        op: AtomicOp,
+        r: *mut u64,
+    ) -> Result<(), TransportError> {
+        // SAFETY: the caller's contract is passed on unchanged.
+        delegate!(self, t => unsafe { t.atomic_nbi(pe, s, o, op, r) })
+    }
+    #[inline]
+    fn quiet(&self) -> Result<(), TransportError> {
+        delegate!(self, t => t.quiet())
+    }
+    #[inline]
+    fn send(&self, pe: usize, buf: Vec<u8>) -> Result<(), TransportError> {
+        delegate!(self, t => t.send(pe, buf))
+    }
+    #[inline]
+    fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        delegate!(self, t => t.try_recv())
+    }
+    #[inline]
+    fn recycle(&self, buf: Vec<u8>) {
+        delegate!(self, t => t.recycle(buf))
+    }
+    #[inline]
+    fn buffer(&self, capacity: usize) -> Vec<u8> {
+        delegate!(self, t => t.buffer(capacity))
+    }
+    fn barrier(&self) -> Result<(), TransportError> {
+        delegate!(self, t => t.barrier())
+    }
+    fn allreduce_u64(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError> {
+        delegate!(self, t => t.allreduce_u64(values, op))
+    }
+    fn abort(&self, message: &str) {
+        delegate!(self, t => t.abort(message))
+    }
+    fn aborted(&self) -> Option<String> {
+        delegate!(self, t => t.aborted())
+    }
+}

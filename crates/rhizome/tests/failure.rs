@@ -1,0 +1,125 @@
+//! Failure handling on the local transport: a failing PE ends the run on every PE with a
+//! clear error, never a hang.
+
+use rhizome::{RunError, World};
+
+#[test]
+fn panicking_pe_wakes_others_in_barrier() {
+    for pes in [1, 2, 4] {
+        let r = World::builder().pes(pes).run(|ctx| {
+            if ctx.my_pe() == pes - 1 {
+                panic!("boom on purpose");
+            }
+            // Everyone else waits in a barrier the failed PE never reaches.
+            ctx.barrier();
+            ctx.barrier();
+        });
+        match r {
+            Err(RunError::Failed(msg)) => {
+                assert!(msg.contains(&format!("PE {} panicked", pes - 1)), "{msg}");
+                assert!(msg.contains("boom on purpose"), "{msg}");
+            }
+            other => panic!("expected failure, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn panicking_pe_wakes_others_in_finish_call_and_collectives() {
+    for pes in [2, 4] {
+        let r = World::builder().pes(pes).run(|ctx| {
+            let slow = ctx.register_call(|_ctx, x: u64| x);
+            ctx.barrier();
+            match ctx.my_pe() {
+                0 => panic!("PE zero fails"),
+                1 => {
+                    // Waits for a reply that PE 0 will never send.
+                    let _ = ctx.call(0, slow, &1).wait();
+                }
+                _ => {
+                    let _ = ctx.broadcast(0u64, 0);
+                }
+            }
+            ctx.finish(|| ());
+        });
+        match r {
+            Err(RunError::Failed(msg)) => {
+                assert!(msg.contains("PE 0 panicked: PE zero fails"), "{msg}")
+            }
+            other => panic!("expected failure, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn panicking_handler_ends_the_run() {
+    let r = World::builder().pes(2).run(|ctx| {
+        let bad = ctx.register(|_ctx, v: u64| {
+            if v == 3 {
+                panic!("handler rejects {v}");
+            }
+        });
+        ctx.finish(|| {
+            for v in 0..5u64 {
+                ctx.send(1, bad, &v);
+            }
+        });
+    });
+    match r {
+        Err(RunError::Failed(msg)) => {
+            assert!(msg.contains("PE 1 panicked: handler rejects 3"), "{msg}")
+        }
+        other => panic!("expected failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn out_of_bounds_access_ends_the_run_with_a_clear_message() {
+    let r = World::builder().pes(2).run(|ctx| {
+        let a = ctx.alloc::<u64>(8);
+        ctx.barrier();
+        if ctx.my_pe() == 1 {
+            let _ = ctx.get(a.ptr(0, 8));
+        }
+        ctx.barrier();
+    });
+    match r {
+        Err(RunError::Failed(msg)) => {
+            assert!(msg.contains("PE 1 panicked"), "{msg}");
+            assert!(
+                msg.contains(
+                    "out-of-bounds global access: PE 0, segment 0, bytes 64..72 (segment length 64)"
+                ),
+                "{msg}"
+            );
+        }
+        other => panic!("expected failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn mismatched_collective_allocation_is_an_error() {
+    let r = World::builder().pes(2).run(|ctx| {
+        let _ = ctx.alloc::<u64>(4 + ctx.my_pe());
+    });
+    match r {
+        Err(RunError::Failed(msg)) => assert!(msg.contains("collective misuse"), "{msg}"),
+        other => panic!("expected failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_configuration_is_an_error() {
+    let r = World::builder().pes(0).run(|_| ());
+    assert!(matches!(r, Err(RunError::Config(_))));
+}
+
+#[test]
+fn results_come_back_in_pe_order() {
+    let r = World::builder()
+        .pes(4)
+        .workers(3)
+        .run(|ctx| (ctx.my_pe(), ctx.workers()))
+        .unwrap();
+    assert_eq!(r, vec![(0, 3), (1, 3), (2, 3), (3, 3)]);
+}

@@ -1,0 +1,153 @@
+//! The fork-join pool: results, panics, nesting, and stress with many tiny joins.
+
+use rhizome::pool::{Pool, Worker};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+fn fib(w: &Worker, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
+    a + b
+}
+
+#[test]
+fn fib_is_right_for_every_worker_count() {
+    for workers in 1..=4 {
+        let pool = Pool::new(workers);
+        assert_eq!(pool.workers(), workers);
+        for n in [0, 1, 2, 10, 25] {
+            let expect = (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0;
+            assert_eq!(
+                pool.run(|w| fib(w, n)),
+                expect,
+                "fib({n}) with {workers} workers"
+            );
+        }
+    }
+}
+
+#[test]
+fn results_of_different_types_and_borrowed_data() {
+    let pool = Pool::new(3);
+    let data: Vec<u64> = (0..10_000).collect();
+    fn sum(w: &Worker, d: &[u64]) -> u64 {
+        if d.len() <= 16 {
+            return d.iter().sum();
+        }
+        let (l, r) = d.split_at(d.len() / 2);
+        let (a, b) = w.join(|w| sum(w, l), |w| sum(w, r));
+        a + b
+    }
+    assert_eq!(pool.run(|w| sum(w, &data)), data.iter().sum::<u64>());
+    let (s, v) = pool.run(|w| w.join(|_| String::from("left"), |_| vec![1u8, 2, 3]));
+    assert_eq!((s.as_str(), v), ("left", vec![1, 2, 3]));
+}
+
+#[test]
+fn every_task_runs_exactly_once_under_stress() {
+    // Millions of tiny joins; every leaf adds its index once.
+    fn leaves(w: &Worker, lo: u64, hi: u64, total: &AtomicU64) {
+        if hi - lo == 1 {
+            total.fetch_add(lo, Ordering::Relaxed);
+            return;
+        }
+        let mid = lo + (hi - lo) / 2;
+        w.join(|w| leaves(w, lo, mid, total), |w| leaves(w, mid, hi, total));
+    }
+    for workers in [2, 4] {
+        let pool = Pool::new(workers);
+        let total = AtomicU64::new(0);
+        let n = 1u64 << 21;
+        for _ in 0..3 {
+            total.store(0, Ordering::Relaxed);
+            pool.run(|w| leaves(w, 0, n, &total));
+            assert_eq!(total.load(Ordering::Relaxed), n * (n - 1) / 2);
+        }
+    }
+}
+
+#[test]
+fn panics_propagate_from_either_half_and_the_pool_survives() {
+    let pool = Pool::new(2);
+    for side in 0..2 {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.run(|w| {
+                w.join(
+                    |w| {
+                        if side == 0 {
+                            panic!("left half fails");
+                        }
+                        fib(w, 15)
+                    },
+                    |w| {
+                        if side == 1 {
+                            panic!("right half fails");
+                        }
+                        fib(w, 15)
+                    },
+                )
+            })
+        }));
+        let msg = *r.unwrap_err().downcast::<&str>().unwrap();
+        assert!(msg.contains("half fails"), "{msg}");
+        assert_eq!(
+            pool.run(|w| fib(w, 20)),
+            6765,
+            "pool unusable after a panic"
+        );
+    }
+}
+
+#[test]
+fn run_from_several_threads_and_nested_run() {
+    let pool = Arc::new(Pool::new(2));
+    let handles: Vec<_> = (0..4u64)
+        .map(|i| {
+            let pool = Arc::clone(&pool);
+            std::thread::spawn(move || {
+                (0..50)
+                    .map(|_| pool.run(|w| fib(w, 12 + i)))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        let expect = [144u64, 233, 377, 610][i];
+        assert!(h.join().unwrap().iter().all(|&v| v == expect));
+    }
+    // A job that calls `run` on its own pool runs inline instead of deadlocking.
+    let inner = pool.run(|w| {
+        let outer_index = w.index();
+        pool.run(|w2| (w2.index() == outer_index, fib(w2, 10)))
+    });
+    assert_eq!(inner, (true, 55));
+}
+
+#[test]
+fn many_pools_come_and_go() {
+    for i in 0..50 {
+        let pool = Pool::new(1 + i % 4);
+        assert_eq!(pool.run(|w| fib(w, 10)), 55);
+    }
+}
+
+#[test]
+fn long_chains_of_nested_joins() {
+    fn chain(w: &Worker, d: u32) -> u32 {
+        if d == 0 {
+            return 0;
+        }
+        let (a, b) = w.join(|w| chain(w, d - 1), |_| 1);
+        a + b
+    }
+    let pool = Pool::new(2);
+    let r = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || pool.run(|w| chain(w, 3000)))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(r, 3000);
+}

@@ -1,0 +1,76 @@
+//! Runs every SPMD test body of `suite` on the local transport with 1, 2 and 4 PEs.
+
+mod suite;
+
+use rhizome::World;
+
+fn run_on_all_sizes(name: &str, body: fn(&rhizome::Ctx)) {
+    for pes in [1, 2, 4] {
+        let r = World::builder().pes(pes).run(body);
+        if let Err(e) = r {
+            panic!("{name} on {pes} PEs: {e}");
+        }
+    }
+}
+
+macro_rules! spmd_tests {
+    ($($name:ident),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            let (n, body) = suite::TESTS
+                .iter()
+                .find(|(n, _)| *n == stringify!($name))
+                .expect("test listed in suite::TESTS");
+            run_on_all_sizes(n, *body);
+        }
+    )*};
+}
+
+spmd_tests!(
+    identity,
+    put_get_slices,
+    atomics_semantics,
+    fetch_add_stress,
+    cas_stress,
+    nonblocking_many_in_flight,
+    ordering_barrier,
+    ordering_flag,
+    ordering_message_after_put,
+    out_of_bounds_is_error,
+    am_counts,
+    am_storm,
+    am_call,
+    aggregation_edges,
+    finish_repeated,
+    collectives,
+    call_inside_finish,
+);
+
+#[test]
+fn every_suite_test_has_a_cargo_test() {
+    // Keeps the macro list above and suite::TESTS in step.
+    assert_eq!(suite::TESTS.len(), 17);
+}
+
+#[test]
+fn small_aggregation_buffers() {
+    // The same message tests with buffers so small that nearly every message flushes.
+    for pes in [1, 2, 4] {
+        for agg in [16, 40, 257] {
+            World::builder()
+                .pes(pes)
+                .aggregation_bytes(agg)
+                .run(|ctx| {
+                    for (name, body) in suite::TESTS {
+                        if name.starts_with("am_")
+                            || *name == "aggregation_edges"
+                            || *name == "finish_repeated"
+                        {
+                            body(ctx);
+                        }
+                    }
+                })
+                .unwrap_or_else(|e| panic!("{pes} PEs, {agg}-byte buffers: {e}"));
+        }
+    }
+}
