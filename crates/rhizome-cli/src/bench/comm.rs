@@ -167,7 +167,8 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
     });
     let mut rates = Vec::new();
     let per_pe = messages / n as u64;
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64 ^ (ctx.my_pe() as u64 + 1) * 0xD1B5_4A32_D192_ED03;
+    let mut rng =
+        0x9E37_79B9_7F4A_7C15u64 ^ (ctx.my_pe() as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
     for _ in 0..repeat {
         ctx.barrier();
         let t = Instant::now();
@@ -190,7 +191,11 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
     }
     let handled = ctx.sum_u64(bins.iter().map(Cell::get).sum());
     assert_eq!(handled, repeat as u64 * n as u64 * per_pe, "lost messages");
-    rows.push(("aggregated 8 B messages (histogram)".into(), median(rates), "Mmsg/s"));
+    rows.push((
+        "aggregated 8 B messages (histogram)".into(),
+        median(rates),
+        "Mmsg/s",
+    ));
 
     let ns = {
         let mut s = Vec::new();

@@ -98,4 +98,27 @@ impl<'a> Cursor<'a> {
             )),
         }
     }
+
+    /// Reads an `i32` count of `item`s of at least `item_bytes` bytes each: negative counts
+    /// and counts that cannot fit in the rest of the file are errors at the count.
+    pub(crate) fn count(
+        &mut self,
+        what: &'static str,
+        item: &'static str,
+        item_bytes: u64,
+    ) -> Result<usize, ModelError> {
+        let off = self.pos();
+        let n = self.i32(what)?;
+        if n < 0 {
+            return Err(self.error_at(
+                off,
+                Invalid::BadValue {
+                    what,
+                    value: i128::from(n),
+                    reason: "must not be negative",
+                },
+            ));
+        }
+        self.check_fits(off, item, n as u64, item_bytes)
+    }
 }

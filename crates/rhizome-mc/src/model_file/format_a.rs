@@ -122,19 +122,7 @@ pub(crate) fn parse(bytes: &[u8], name: &str) -> Result<StoredModel, ModelError>
     let initial = StoredSet { root, vars };
 
     // Relations.
-    let g_off = c.pos();
-    let group_count = c.i32("group count")?;
-    if group_count < 0 {
-        return Err(c.error_at(
-            g_off,
-            Invalid::BadValue {
-                what: "group count",
-                value: i128::from(group_count),
-                reason: "must not be negative",
-            },
-        ));
-    }
-    let group_count = c.check_fits(g_off, "group", group_count as u64, MIN_REL_BYTES)?;
+    let group_count = c.count("group count", "group", MIN_REL_BYTES)?;
     let mut groups = Vec::with_capacity(group_count);
     for g in 0..group_count {
         read_nodes(&mut c, &mut table)?;

@@ -138,19 +138,7 @@ pub(crate) fn parse_with(
     let initial = StoredSet { root, vars };
 
     // Projections, then relations.
-    let g_off = c.pos();
-    let group_count = c.i32("group count")?;
-    if group_count < 0 {
-        return Err(c.error_at(
-            g_off,
-            Invalid::BadValue {
-                what: "group count",
-                value: i128::from(group_count),
-                reason: "must not be negative",
-            },
-        ));
-    }
-    let group_count = c.check_fits(g_off, "group", group_count as u64, MIN_GROUP_BYTES)?;
+    let group_count = c.count("group count", "group", MIN_GROUP_BYTES)?;
     let mut projections = Vec::with_capacity(group_count);
     for _ in 0..group_count {
         let r_off = c.pos();
