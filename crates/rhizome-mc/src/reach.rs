@@ -261,13 +261,28 @@ pub fn reach(
                 .iter()
                 .map(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX))
                 .collect();
-            let mut sat = Saturation {
-                order,
-                tops,
-                memo: HashMap::new(),
-                collections: m.stats().collections,
+            // First as one parallel operation (the branches of the set saturate on
+            // different workers); if even the largest table cannot hold its
+            // intermediate nodes, step by step with collections in between.
+            let start = visited.0;
+            let op = m.fresh_op_id();
+            let plan = SatPlan {
+                order: &order,
+                tops: &tops,
+                op,
             };
-            let r = sat.saturate(m, visited.0, 0)?;
+            let r = match m.run(&[start], |c| plan.saturate(c, start, 0)) {
+                Ok(r) => r,
+                Err(_) => {
+                    let mut sat = Saturation {
+                        order,
+                        tops,
+                        memo: HashMap::new(),
+                        collections: m.stats().collections,
+                    };
+                    sat.saturate(m, start, 0)?
+                }
+            };
             visited.set(m, r);
         }
     }
@@ -292,6 +307,61 @@ pub fn reach(
         seconds,
         reachable,
     })
+}
+
+/// Saturation as one pool operation: branches of the set above the groups' variables are
+/// saturated in parallel, results are memoised in the operation cache.
+struct SatPlan<'a> {
+    /// Groups sorted by their top variable, and those variables.
+    order: &'a [&'a Group],
+    tops: &'a [u32],
+    /// Cache key space of this saturation.
+    op: u64,
+}
+
+impl SatPlan<'_> {
+    /// The least fixpoint of `set` under the groups `order[k..]`, all of which leave the
+    /// variables above `set`'s top alone.
+    fn saturate<S: NodeStore, C: OpCache>(&self, c: &Ctx<'_, S, C>, set: Bdd, k: usize) -> Bdd {
+        if set == Bdd::FALSE || k == self.order.len() || c.aborted() {
+            return set;
+        }
+        if let Some(r) = c.memo_get(self.op, set, k as u64) {
+            return r;
+        }
+        let r = match c.top(set) {
+            Some((v, lo, hi)) if v < self.tops[k] => {
+                let (l, h) = c.join(|c| self.saturate(c, lo, k), |c| self.saturate(c, hi, k));
+                c.make(v, l, h)
+            }
+            _ => {
+                let count = self.tops[k..]
+                    .iter()
+                    .take_while(|&&t| t == self.tops[k])
+                    .count();
+                let mut r = set;
+                loop {
+                    let prev = r;
+                    r = self.saturate(c, r, k + count);
+                    for g in &self.order[k..k + count] {
+                        let img = image(c, g, r);
+                        r = c.or(r, img);
+                    }
+                    if c.aborted() {
+                        return set;
+                    }
+                    if r == prev {
+                        break;
+                    }
+                }
+                r
+            }
+        };
+        if c.aborted() {
+            return set;
+        }
+        c.memo_put(self.op, set, k as u64, r)
+    }
 }
 
 /// Saturation, driven from the calling thread: every fixpoint step (one group's image
