@@ -199,20 +199,27 @@ pub fn reach(
                 },
             );
         };
+    let mut front = Rooted::new(m, model.initial);
     match strategy {
         Strategy::Bfs | Strategy::Par => loop {
             levels += 1;
-            // Images are taken of the whole visited set, as Sylvan does: it has the same
-            // successors outside `visited` as the frontier, and its BDD is usually much
-            // smaller (smoother) than the frontier's, so the levels and the result are
-            // those of the thesis' algorithm (new = image(new) minus visited) at a lower
-            // cost.
-            let v = visited.0;
+            // Images are taken of the frontier or of the whole visited set, whichever
+            // BDD is smaller: both have the same successors outside `visited` (every
+            // successor of an older state is visited already), so the levels and the
+            // result are the thesis' (new = image(new) minus visited). Which is smaller
+            // depends on the model: the visited set is often smoother (Sylvan images it
+            // always), the frontier sometimes far smaller.
+            let v = if m.node_count(front.0) < m.node_count(visited.0) {
+                front.0
+            } else {
+                visited.0
+            };
             let new = if strategy == Strategy::Par {
                 let groups = &model.groups;
-                m.run(&[v], |c| {
+                let seen = visited.0;
+                m.run(&[v, seen], |c| {
                     let succ = par_image(c, groups, v);
-                    c.diff(succ, v)
+                    c.diff(succ, seen)
                 })?
             } else {
                 let mut succ = Rooted::new(m, Bdd::FALSE);
@@ -223,7 +230,7 @@ pub fn reach(
                     m.unprotect(img);
                     succ.set(m, u?);
                 }
-                let new = m.diff(succ.0, v);
+                let new = m.diff(succ.0, visited.0);
                 succ.release(m);
                 new?
             };
@@ -231,9 +238,10 @@ pub fn reach(
                 break;
             }
             m.protect(new);
-            let u = m.or(v, new);
+            let u = m.or(visited.0, new);
             m.unprotect(new);
             visited.set(m, u?);
+            front.set(m, new);
             report_level(m, levels, visited.0, &mut level_nodes);
         },
         Strategy::Chaining => loop {
@@ -286,6 +294,7 @@ pub fn reach(
             visited.set(m, r);
         }
     }
+    front.release(m);
     let reachable = visited.0;
     let deadlocks = if opts.deadlocks {
         Some(find_deadlocks(m, model, reachable)?)
