@@ -45,7 +45,7 @@ impl Default for Config {
             initial_nodes: 1 << 21,
             max_nodes: 1 << 28,
             cache_ratio: 1.0,
-            grow_threshold: 0.5,
+            grow_threshold: 0.25,
         }
     }
 }
@@ -239,9 +239,11 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
         // middle of an operation: intermediate results live on worker stacks) and run
         // again after a collection, which grows the table when much of it is live. A
         // second failure at the same size means the operation itself needs more room:
-        // grow regardless, or give up at the size limit.
+        // grow regardless, or give up at the size limit. So does a failure of an operation
+        // that claimed most of the table itself.
         let mut failures_at_this_size = 0;
         loop {
+            let claimed_before = self.store.claimed();
             let result = {
                 let this = &*self;
                 this.pool.run(|w| f(&Ctx::new(this, w)))
@@ -250,7 +252,10 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
                 return Ok(result);
             }
             failures_at_this_size += 1;
-            let force = failures_at_this_size >= 2;
+            // An operation that by itself took half of the table would fill it again
+            // after any collection: grow at once instead of running it twice.
+            let heavy = 2 * self.store.claimed().saturating_sub(claimed_before) > self.store.size();
+            let force = failures_at_this_size >= 2 || heavy;
             if self.collect(inputs, force) {
                 failures_at_this_size = 0;
             } else if force {

@@ -50,6 +50,9 @@ pub trait NodeStore: Sync + Send {
     fn size(&self) -> usize;
     /// Nodes in use (exact right after a collection).
     fn used_count(&self) -> usize;
+    /// Slots in use or handed out to allocation cursors since the last collection (an
+    /// upper bound of the nodes in use, cheap to read at any time).
+    fn claimed(&self) -> usize;
     /// The allocation slot for threads outside the pool; see `find_or_put`.
     fn with_outside_slot<R>(&self, f: impl FnOnce(usize) -> R) -> R;
     /// Keeps the nodes reachable from `roots`, frees the rest; grows the table while more
@@ -219,6 +222,10 @@ impl NodeStore for SharedNodeTable {
             .map(|w| w.load(Ordering::Relaxed).count_ones() as usize)
             .sum::<usize>()
             - 1
+    }
+
+    fn claimed(&self) -> usize {
+        self.committed.load(Ordering::Relaxed)
     }
 
     fn with_outside_slot<R>(&self, f: impl FnOnce(usize) -> R) -> R {
