@@ -421,6 +421,11 @@ impl Ctx {
     pub fn transport_name(&self) -> &'static str {
         self.mem.t.name()
     }
+    /// The transport of this PE, for transport-specific tools (such as the raw-MPI
+    /// baselines of `rhizome bench comm`); programs do not need it.
+    pub fn backend(&self) -> &Backend {
+        &self.mem.t
+    }
     /// The one-sided access handle (clone it into other threads of this PE).
     pub fn memory(&self) -> &Memory {
         &self.mem

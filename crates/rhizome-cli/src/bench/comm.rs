@@ -2,6 +2,10 @@
 //!
 //! PE 0 drives, PE 1 is the target (with one PE, the target is PE 0 itself). Each figure
 //! is the median of `--repeat` runs.
+//!
+//! On the `mpi` transport (a build with the `mpi` feature, started by `mpirun`), each
+//! operation is also measured with raw MPI on the same window and communicator (see
+//! `rhizome::transport::mpi::baseline`), in the same run: the record's `baseline`.
 
 use super::record::{Record, print_table, write_json};
 use crate::RuntimeOpts;
@@ -68,20 +72,26 @@ pub fn run(args: CommArgs) -> anyhow::Result<()> {
     let results = World::builder()
         .pes(pes)
         .workers(workers)
-        .run(|ctx| measure(ctx, repeat, iters, messages))
+        .run(|ctx| {
+            let rows = measure(ctx, repeat, iters, messages);
+            (ctx.my_pe(), ctx.transport_name(), ctx.num_pes(), rows)
+        })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let rows = results.into_iter().next().unwrap_or_default();
+    // Under MPI every rank has the same rows; rank 0 reports them.
+    let Some((0, transport, pes, rows)) = results.into_iter().next() else {
+        return Ok(());
+    };
     let records: Vec<Record> = rows
         .into_iter()
-        .map(|(name, value, unit)| Record {
+        .map(|(name, value, unit, baseline)| Record {
             name,
-            transport: "local".into(),
+            transport: transport.into(),
             pes,
             workers,
             value,
             unit: unit.into(),
-            baseline: None,
-            baseline_name: None,
+            baseline,
+            baseline_name: baseline.map(|_| "raw MPI".into()),
             result: None,
         })
         .collect();
@@ -92,7 +102,100 @@ pub fn run(args: CommArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-type Row = (String, f64, &'static str);
+/// (name, value, unit, raw-MPI baseline in the same unit).
+type Row = (String, f64, &'static str, Option<f64>);
+
+/// An operation of the raw-MPI baseline.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+#[derive(Clone, Copy)]
+enum RawOp {
+    Get(usize),
+    Put(usize),
+    CompareExchange,
+    FetchAdd,
+    PingPong,
+    Barrier,
+    Allreduce,
+}
+
+/// The raw-MPI figure for `op` in ns per operation (median of `repeat` runs of `iters`),
+/// `None` unless the transport is MPI. Collective: every PE calls it.
+#[cfg(feature = "mpi")]
+fn raw_latency(ctx: &Ctx, repeat: usize, iters: u64, op: RawOp, seg: u32) -> Option<f64> {
+    use rhizome::transport::Backend;
+    use rhizome::transport::mpi::baseline;
+    let Backend::Mpi(t) = ctx.backend() else {
+        return None;
+    };
+    let target = 1 % ctx.num_pes();
+    let everyone = matches!(op, RawOp::PingPong | RawOp::Barrier | RawOp::Allreduce);
+    let mut samples = Vec::new();
+    for _ in 0..repeat {
+        ctx.barrier();
+        if everyone || ctx.my_pe() == 0 {
+            let start = Instant::now();
+            let r = match op {
+                RawOp::Get(len) => baseline::get(t, target, seg, len, iters),
+                RawOp::Put(len) => baseline::put(t, target, seg, len, iters),
+                RawOp::CompareExchange => baseline::compare_exchange(t, target, seg, iters),
+                RawOp::FetchAdd => baseline::fetch_add(t, target, seg, iters),
+                RawOp::PingPong => baseline::ping_pong(t, target, iters),
+                RawOp::Barrier => baseline::barrier(t, iters),
+                RawOp::Allreduce => baseline::allreduce(t, iters),
+            };
+            if let Err(e) = r {
+                panic!("raw MPI baseline: {e}");
+            }
+            samples.push(start.elapsed().as_secs_f64() * 1e9 / iters as f64);
+        }
+        ctx.barrier();
+    }
+    let mine = if samples.is_empty() {
+        0.0
+    } else {
+        median(samples)
+    };
+    Some(if everyone {
+        ctx.allreduce(mine, f64::max)
+    } else {
+        ctx.broadcast(mine, 0)
+    })
+}
+
+#[cfg(not(feature = "mpi"))]
+fn raw_latency(_: &Ctx, _: usize, _: u64, _: RawOp, _: u32) -> Option<f64> {
+    None
+}
+
+/// Raw MPI, hand-aggregated 8-byte values into buffers of the runtime's size, every rank
+/// sending to the next: M messages/s, or `None` unless the transport is MPI.
+#[cfg(feature = "mpi")]
+fn raw_aggregated(ctx: &Ctx, repeat: usize, per_pe: u64) -> Option<f64> {
+    use rhizome::transport::Backend;
+    use rhizome::transport::mpi::baseline;
+    let Backend::Mpi(t) = ctx.backend() else {
+        return None;
+    };
+    let n = ctx.num_pes() as u64;
+    let mut rates = Vec::new();
+    for _ in 0..repeat {
+        ctx.barrier();
+        let start = Instant::now();
+        let sum = baseline::aggregated(t, per_pe, ctx.aggregation_bytes())
+            .unwrap_or_else(|e| panic!("raw MPI baseline: {e}"));
+        let secs = start.elapsed().as_secs_f64();
+        assert_eq!(sum, per_pe / 2, "raw baseline lost messages");
+        let mut slowest = [(secs * 1e9) as u64];
+        ctx.allreduce_u64(&mut slowest, ReduceOp::Max);
+        rates.push((per_pe * n) as f64 / (slowest[0] as f64 / 1e9) / 1e6);
+    }
+    Some(median(rates))
+}
+
+#[cfg(not(feature = "mpi"))]
+fn raw_aggregated(_: &Ctx, _: usize, _: u64) -> Option<f64> {
+    None
+}
 
 fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
     let n = ctx.num_pes();
@@ -100,17 +203,20 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     let bytes = ctx.alloc::<u8>(4096);
     let words = ctx.alloc::<u64>(64);
+    let raw_words = ctx.alloc::<u64>(64);
     for size in [8usize, 16, 32, 64, 128] {
         let mut buf = vec![0u8; size];
         let ns = latency(ctx, repeat, iters, |i| {
             ctx.get_into(bytes.ptr(target, (i as usize * 8) % 2048), &mut buf)
         });
-        rows.push((format!("get {size} B latency"), ns, "ns"));
+        let raw = raw_latency(ctx, repeat, iters, RawOp::Get(size), bytes.segment());
+        rows.push((format!("get {size} B latency"), ns, "ns", raw));
         let data = vec![7u8; size];
         let ns = latency(ctx, repeat, iters, |i| {
             ctx.put_slice(bytes.ptr(target, (i as usize * 8) % 2048), &data)
         });
-        rows.push((format!("put {size} B latency"), ns, "ns"));
+        let raw = raw_latency(ctx, repeat, iters, RawOp::Put(size), bytes.segment());
+        rows.push((format!("put {size} B latency"), ns, "ns", raw));
     }
     // Rate: batches of 64 non-blocking gets in flight.
     let ns = latency(ctx, repeat, iters / 64 + 1, |i| {
@@ -121,17 +227,35 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
             let _ = h.wait();
         }
     });
-    rows.push(("get 8 B rate (64 in flight)".into(), 64e3 / ns, "Mops/s"));
+    rows.push((
+        "get 8 B rate (64 in flight)".into(),
+        64e3 / ns,
+        "Mops/s",
+        None,
+    ));
     let p = words.ptr(target, 0);
     let ns = latency(ctx, repeat, iters, |i| {
         let _ = ctx.compare_exchange(p, i, i + 1);
     });
-    rows.push(("compare-exchange latency".into(), ns, "ns"));
+    let raw = raw_latency(
+        ctx,
+        repeat,
+        iters,
+        RawOp::CompareExchange,
+        raw_words.segment(),
+    );
+    rows.push(("compare-exchange latency".into(), ns, "ns", raw));
     let ns = latency(ctx, repeat, iters, |_| {
         ctx.fetch_add(p, 1);
     });
-    rows.push(("fetch-add latency".into(), ns, "ns"));
-    rows.push(("fetch-add rate".into(), 1e3 / ns, "Mops/s"));
+    let raw = raw_latency(ctx, repeat, iters, RawOp::FetchAdd, raw_words.segment());
+    rows.push(("fetch-add latency".into(), ns, "ns", raw));
+    rows.push((
+        "fetch-add rate".into(),
+        1e3 / ns,
+        "Mops/s",
+        raw.map(|r| 1e3 / r),
+    ));
 
     // Active-message round trip: PE 1 answers while it waits in finish.
     let echo = ctx.register_call(|_ctx: &Ctx, x: u64| x + 1);
@@ -153,7 +277,8 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         samples.push(r);
     }
     let rt = ctx.broadcast(median(samples), 0);
-    rows.push(("AM call round trip".into(), rt, "ns"));
+    let raw = raw_latency(ctx, repeat, iters / 10 + 1, RawOp::PingPong, 0);
+    rows.push(("AM call round trip".into(), rt, "ns", raw));
 
     // Aggregated one-way messages with 8-byte payloads (histogram increments): every PE
     // sends to the next; the rate is all messages over the slowest PE's time.
@@ -185,7 +310,13 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         repeat as u64 * n as u64 * (per_pe / 2),
         "lost messages"
     );
-    rows.push(("aggregated 8 B messages".into(), median(rates), "Mmsg/s"));
+    let raw = raw_aggregated(ctx, repeat, per_pe);
+    rows.push((
+        "aggregated 8 B messages".into(),
+        median(rates),
+        "Mmsg/s",
+        raw,
+    ));
 
     let ns = {
         let mut s = Vec::new();
@@ -199,7 +330,8 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         }
         ctx.allreduce(median(s), f64::max)
     };
-    rows.push(("barrier latency".into(), ns, "ns"));
+    let raw = raw_latency(ctx, repeat, (iters / 10).max(1), RawOp::Barrier, 0);
+    rows.push(("barrier latency".into(), ns, "ns", raw));
     let ns = {
         let mut s = Vec::new();
         for _ in 0..repeat {
@@ -212,6 +344,7 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         }
         ctx.allreduce(median(s), f64::max)
     };
-    rows.push(("allreduce u64 latency".into(), ns, "ns"));
+    let raw = raw_latency(ctx, repeat, (iters / 10).max(1), RawOp::Allreduce, 0);
+    rows.push(("allreduce u64 latency".into(), ns, "ns", raw));
     rows
 }

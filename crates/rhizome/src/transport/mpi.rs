@@ -1118,86 +1118,82 @@ pub mod baseline {
         let buffers = per_rank.div_ceil(per_buf);
         let _l = t.mpi();
         let mut sum = 0u64;
-        let mut out: Vec<u64> = Vec::with_capacity(per_buf as usize);
         let mut inb: Vec<u64> = vec![0; per_buf as usize];
-        // Two send buffers in flight alternate, as a double-buffered conveyor.
-        let mut spare: Vec<Vec<u64>> = (0..2)
-            .map(|_| Vec::with_capacity(per_buf as usize))
-            .collect();
+        // Two send buffers alternate (double buffering); a slot is refilled once its send
+        // has completed. Nothing blocks while a message may be waiting to be received, so
+        // two ranks sending large buffers to each other cannot deadlock.
+        let mut out: [Vec<u64>; 2] = [
+            Vec::with_capacity(per_buf as usize),
+            Vec::with_capacity(per_buf as usize),
+        ];
         let mut reqs = [ffi::MPI_Request(std::ptr::null_mut()); 2];
         let mut active = [false; 2];
-        let mut sent = 0u64;
-        let mut received = 0u64;
-        let mut k = 0usize;
+        let (mut sent, mut received, mut k) = (0u64, 0u64, 0usize);
         while received < buffers || sent < buffers {
             if sent < buffers {
-                // Free slot k: wait for its previous send.
                 if active[k] {
-                    // SAFETY: an active send request of this loop.
-                    unsafe { ffi::MPI_Wait(&mut reqs[k], ffi::RSMPI_STATUS_IGNORE) };
+                    let mut flag: c_int = 0;
+                    // SAFETY: an active send request of this loop; lock held.
+                    unsafe { ffi::MPI_Test(&mut reqs[k], &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+                    active[k] = flag == 0;
                 }
-                out.clear();
-                let first = sent * per_buf;
-                let last = (first + per_buf).min(per_rank);
-                out.extend((first..last).map(|i| i & 1));
-                std::mem::swap(&mut out, &mut spare[k]);
-                // SAFETY: `spare[k]` is not touched until its request completes.
-                unsafe {
-                    ffi::MPI_Isend(
-                        spare[k].as_ptr().cast(),
-                        spare[k].len() as c_int,
-                        u64_type(),
-                        dest as c_int,
-                        PING_TAG,
-                        t.comm.0,
-                        &mut reqs[k],
-                    );
+                if !active[k] {
+                    let first = sent * per_buf;
+                    let last = (first + per_buf).min(per_rank);
+                    out[k].clear();
+                    out[k].extend((first..last).map(|i| i & 1));
+                    // SAFETY: `out[k]` is not touched until its request completes; lock
+                    // held.
+                    unsafe {
+                        ffi::MPI_Isend(
+                            out[k].as_ptr().cast(),
+                            out[k].len() as c_int,
+                            u64_type(),
+                            dest as c_int,
+                            PING_TAG,
+                            t.comm.0,
+                            &mut reqs[k],
+                        );
+                    }
+                    active[k] = true;
+                    sent += 1;
+                    k ^= 1;
                 }
-                active[k] = true;
-                sent += 1;
-                k ^= 1;
             }
-            // Receive whatever has arrived (all of it once sending is done).
-            loop {
-                if received == buffers {
-                    break;
-                }
+            if received < buffers {
                 let mut flag: c_int = 0;
-                // SAFETY: an all-zero MPI_Status is valid; out-pointers are locals.
+                // SAFETY: an all-zero MPI_Status is a valid value of this C struct.
                 let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
                 // SAFETY: valid out-pointers; lock held.
                 unsafe {
                     ffi::MPI_Iprobe(src as c_int, PING_TAG, t.comm.0, &mut flag, &mut status)
                 };
-                if flag == 0 {
-                    if sent < buffers {
-                        break;
+                if flag != 0 {
+                    let mut count: c_int = 0;
+                    // SAFETY: `inb` has room for a whole buffer; `status` is the probe's.
+                    unsafe {
+                        ffi::MPI_Get_count(&status, u64_type(), &mut count);
+                        ffi::MPI_Recv(
+                            inb.as_mut_ptr().cast(),
+                            per_buf as c_int,
+                            u64_type(),
+                            src as c_int,
+                            PING_TAG,
+                            t.comm.0,
+                            ffi::RSMPI_STATUS_IGNORE,
+                        );
                     }
-                    continue;
+                    for v in &inb[..count.max(0) as usize] {
+                        sum = sum.wrapping_add(*v);
+                    }
+                    received += 1;
                 }
-                let mut count: c_int = 0;
-                // SAFETY: `inb` has room for a whole buffer; `status` from the probe.
-                unsafe {
-                    ffi::MPI_Get_count(&status, u64_type(), &mut count);
-                    ffi::MPI_Recv(
-                        inb.as_mut_ptr().cast(),
-                        per_buf as c_int,
-                        u64_type(),
-                        src as c_int,
-                        PING_TAG,
-                        t.comm.0,
-                        ffi::RSMPI_STATUS_IGNORE,
-                    );
-                }
-                for v in &inb[..count.max(0) as usize] {
-                    sum = sum.wrapping_add(*v);
-                }
-                received += 1;
             }
         }
         for (r, a) in reqs.iter_mut().zip(active) {
             if a {
-                // SAFETY: an active send request of this loop.
+                // SAFETY: an active send request of this loop; its receiver has received
+                // everything (it loops until it has), so this returns.
                 unsafe { ffi::MPI_Wait(r, ffi::RSMPI_STATUS_IGNORE) };
             }
         }
