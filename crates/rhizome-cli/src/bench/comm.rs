@@ -39,9 +39,18 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs `op` `iters` times on PE 0, `repeat` times; returns the median ns per op.
-fn latency(ctx: &Ctx, repeat: usize, iters: u64, mut op: impl FnMut(u64)) -> f64 {
+/// Runs `op` `iters` times on PE 0, `repeat` times; returns the median ns per op. With
+/// `raw`, each run is followed by a run of that raw-MPI operation (interleaved, so that
+/// both see the same machine load); its median is the second value (MPI transport only).
+fn latency(
+    ctx: &Ctx,
+    repeat: usize,
+    iters: u64,
+    raw: Option<(RawOp, u32)>,
+    mut op: impl FnMut(u64),
+) -> (f64, Option<f64>) {
     let mut samples = Vec::new();
+    let mut raws = Vec::new();
     for _ in 0..repeat {
         ctx.barrier();
         if ctx.my_pe() == 0 {
@@ -52,15 +61,30 @@ fn latency(ctx: &Ctx, repeat: usize, iters: u64, mut op: impl FnMut(u64)) -> f64
             samples.push(t.elapsed().as_secs_f64() * 1e9 / iters as f64);
         }
         ctx.barrier();
+        if let Some((r, seg)) = raw {
+            raws.extend(raw_once(ctx, iters, r, seg));
+        }
     }
-    ctx.broadcast(
+    let ours = ctx.broadcast(
         if samples.is_empty() {
             0.0
         } else {
             median(samples)
         },
         0,
-    )
+    );
+    let raw = (!raws.is_empty()).then(|| agree(ctx, median(raws), raw.map(|r| r.0)));
+    (ours, raw)
+}
+
+/// The figure every PE reports: PE 0's for operations PE 0 drives, the slowest PE's for
+/// collective ones.
+fn agree(ctx: &Ctx, mine: f64, op: Option<RawOp>) -> f64 {
+    if op.is_some_and(RawOp::collective) {
+        ctx.allreduce(mine, f64::max)
+    } else {
+        ctx.broadcast(mine, 0)
+    }
 }
 
 pub fn run(args: CommArgs) -> anyhow::Result<()> {
@@ -118,87 +142,80 @@ enum RawOp {
     Allreduce,
 }
 
-/// The raw-MPI figure for `op` in ns per operation (median of `repeat` runs of `iters`),
-/// `None` unless the transport is MPI. Collective: every PE calls it.
+impl RawOp {
+    /// Whether every PE takes part (otherwise PE 0 drives, the others wait).
+    fn collective(self) -> bool {
+        matches!(self, RawOp::PingPong | RawOp::Barrier | RawOp::Allreduce)
+    }
+}
+
+/// One timed run of `iters` raw-MPI `op`s: ns per operation on this PE (0 on PEs that
+/// only wait), `None` unless the transport is MPI. Collective: every PE calls it.
 #[cfg(feature = "mpi")]
-fn raw_latency(ctx: &Ctx, repeat: usize, iters: u64, op: RawOp, seg: u32) -> Option<f64> {
+fn raw_once(ctx: &Ctx, iters: u64, op: RawOp, seg: u32) -> Option<f64> {
     use rhizome::transport::Backend;
     use rhizome::transport::mpi::baseline;
     let Backend::Mpi(t) = ctx.backend() else {
         return None;
     };
     let target = 1 % ctx.num_pes();
-    let everyone = matches!(op, RawOp::PingPong | RawOp::Barrier | RawOp::Allreduce);
-    let mut samples = Vec::new();
-    for _ in 0..repeat {
-        ctx.barrier();
-        if everyone || ctx.my_pe() == 0 {
-            let start = Instant::now();
-            let r = match op {
-                RawOp::Get(len) => baseline::get(t, target, seg, len, iters),
-                RawOp::Put(len) => baseline::put(t, target, seg, len, iters),
-                RawOp::CompareExchange => baseline::compare_exchange(t, target, seg, iters),
-                RawOp::FetchAdd => baseline::fetch_add(t, target, seg, iters),
-                RawOp::PingPong => baseline::ping_pong(t, target, iters),
-                RawOp::Barrier => baseline::barrier(t, iters),
-                RawOp::Allreduce => baseline::allreduce(t, iters),
-            };
-            if let Err(e) = r {
-                panic!("raw MPI baseline: {e}");
-            }
-            samples.push(start.elapsed().as_secs_f64() * 1e9 / iters as f64);
+    ctx.barrier();
+    let mut ns = 0.0;
+    if op.collective() || ctx.my_pe() == 0 {
+        let start = Instant::now();
+        let r = match op {
+            RawOp::Get(len) => baseline::get(t, target, seg, len, iters),
+            RawOp::Put(len) => baseline::put(t, target, seg, len, iters),
+            RawOp::CompareExchange => baseline::compare_exchange(t, target, seg, iters),
+            RawOp::FetchAdd => baseline::fetch_add(t, target, seg, iters),
+            RawOp::PingPong => baseline::ping_pong(t, target, iters),
+            RawOp::Barrier => baseline::barrier(t, iters),
+            RawOp::Allreduce => baseline::allreduce(t, iters),
+        };
+        if let Err(e) = r {
+            panic!("raw MPI baseline: {e}");
         }
-        ctx.barrier();
+        ns = start.elapsed().as_secs_f64() * 1e9 / iters as f64;
     }
-    let mine = if samples.is_empty() {
-        0.0
-    } else {
-        median(samples)
-    };
-    Some(if everyone {
-        ctx.allreduce(mine, f64::max)
-    } else {
-        ctx.broadcast(mine, 0)
-    })
+    ctx.barrier();
+    Some(ns)
 }
 
 #[cfg(not(feature = "mpi"))]
-fn raw_latency(_: &Ctx, _: usize, _: u64, _: RawOp, _: u32) -> Option<f64> {
+fn raw_once(_: &Ctx, _: u64, _: RawOp, _: u32) -> Option<f64> {
     None
 }
 
-/// Raw MPI, hand-aggregated 8-byte values into buffers of the runtime's size, every rank
-/// sending to the next: M messages/s, or `None` unless the transport is MPI.
+/// One run of raw MPI, hand-aggregated: 8-byte values packed into buffers of the
+/// runtime's size, every rank sending to the next. M messages/s over the slowest rank's
+/// time, or `None` unless the transport is MPI. Collective.
 #[cfg(feature = "mpi")]
-fn raw_aggregated(ctx: &Ctx, repeat: usize, per_pe: u64) -> Option<f64> {
+fn raw_aggregated_once(ctx: &Ctx, per_pe: u64) -> Option<f64> {
     use rhizome::transport::Backend;
     use rhizome::transport::mpi::baseline;
     let Backend::Mpi(t) = ctx.backend() else {
         return None;
     };
     let n = ctx.num_pes() as u64;
-    let mut rates = Vec::new();
-    for _ in 0..repeat {
-        ctx.barrier();
-        let start = Instant::now();
-        let sum = baseline::aggregated(t, per_pe, ctx.aggregation_bytes())
-            .unwrap_or_else(|e| panic!("raw MPI baseline: {e}"));
-        let secs = start.elapsed().as_secs_f64();
-        assert_eq!(sum, per_pe / 2, "raw baseline lost messages");
-        let mut slowest = [(secs * 1e9) as u64];
-        ctx.allreduce_u64(&mut slowest, ReduceOp::Max);
-        rates.push((per_pe * n) as f64 / (slowest[0] as f64 / 1e9) / 1e6);
-    }
-    Some(median(rates))
+    ctx.barrier();
+    let start = Instant::now();
+    let sum = baseline::aggregated(t, per_pe, ctx.aggregation_bytes())
+        .unwrap_or_else(|e| panic!("raw MPI baseline: {e}"));
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(sum, per_pe / 2, "raw baseline lost messages");
+    let mut slowest = [(secs * 1e9) as u64];
+    ctx.allreduce_u64(&mut slowest, ReduceOp::Max);
+    Some((per_pe * n) as f64 / (slowest[0] as f64 / 1e9) / 1e6)
 }
 
 #[cfg(not(feature = "mpi"))]
-fn raw_aggregated(_: &Ctx, _: usize, _: u64) -> Option<f64> {
+fn raw_aggregated_once(_: &Ctx, _: u64) -> Option<f64> {
     None
 }
 
 fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
     let n = ctx.num_pes();
+    let me = ctx.my_pe();
     let target = 1 % n;
     let mut rows: Vec<Row> = Vec::new();
     let bytes = ctx.alloc::<u8>(4096);
@@ -206,20 +223,20 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
     let raw_words = ctx.alloc::<u64>(64);
     for size in [8usize, 16, 32, 64, 128] {
         let mut buf = vec![0u8; size];
-        let ns = latency(ctx, repeat, iters, |i| {
+        let raw = Some((RawOp::Get(size), bytes.segment()));
+        let (ns, raw) = latency(ctx, repeat, iters, raw, |i| {
             ctx.get_into(bytes.ptr(target, (i as usize * 8) % 2048), &mut buf)
         });
-        let raw = raw_latency(ctx, repeat, iters, RawOp::Get(size), bytes.segment());
         rows.push((format!("get {size} B latency"), ns, "ns", raw));
         let data = vec![7u8; size];
-        let ns = latency(ctx, repeat, iters, |i| {
+        let raw = Some((RawOp::Put(size), bytes.segment()));
+        let (ns, raw) = latency(ctx, repeat, iters, raw, |i| {
             ctx.put_slice(bytes.ptr(target, (i as usize * 8) % 2048), &data)
         });
-        let raw = raw_latency(ctx, repeat, iters, RawOp::Put(size), bytes.segment());
         rows.push((format!("put {size} B latency"), ns, "ns", raw));
     }
     // Rate: batches of 64 non-blocking gets in flight.
-    let ns = latency(ctx, repeat, iters / 64 + 1, |i| {
+    let (ns, _) = latency(ctx, repeat, iters / 64 + 1, None, |i| {
         let hs: Vec<_> = (0..64)
             .map(|k| ctx.get_nb(words.ptr(target, ((i + k) % 64) as usize), 1))
             .collect();
@@ -234,21 +251,15 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         None,
     ));
     let p = words.ptr(target, 0);
-    let ns = latency(ctx, repeat, iters, |i| {
+    let raw = Some((RawOp::CompareExchange, raw_words.segment()));
+    let (ns, raw) = latency(ctx, repeat, iters, raw, |i| {
         let _ = ctx.compare_exchange(p, i, i + 1);
     });
-    let raw = raw_latency(
-        ctx,
-        repeat,
-        iters,
-        RawOp::CompareExchange,
-        raw_words.segment(),
-    );
     rows.push(("compare-exchange latency".into(), ns, "ns", raw));
-    let ns = latency(ctx, repeat, iters, |_| {
+    let raw = Some((RawOp::FetchAdd, raw_words.segment()));
+    let (ns, raw) = latency(ctx, repeat, iters, raw, |_| {
         ctx.fetch_add(p, 1);
     });
-    let raw = raw_latency(ctx, repeat, iters, RawOp::FetchAdd, raw_words.segment());
     rows.push(("fetch-add latency".into(), ns, "ns", raw));
     rows.push((
         "fetch-add rate".into(),
@@ -257,14 +268,15 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         raw.map(|r| 1e3 / r),
     ));
 
-    // Active-message round trip: PE 1 answers while it waits in finish.
+    // Active-message round trip: PE 1 answers while it waits in finish. Raw MPI: an
+    // 8-byte MPI_Send/MPI_Recv ping-pong.
     let echo = ctx.register_call(|_ctx: &Ctx, x: u64| x + 1);
-    let mut samples = Vec::new();
+    let k = iters / 10 + 1;
+    let (mut samples, mut raws) = (Vec::new(), Vec::new());
     for _ in 0..repeat {
         ctx.barrier();
         let r = ctx.finish(|| {
-            if ctx.my_pe() == 0 {
-                let k = iters / 10 + 1;
+            if me == 0 {
                 let t = Instant::now();
                 for i in 0..k {
                     assert_eq!(ctx.call(target, echo, &i).wait(), i + 1);
@@ -275,9 +287,10 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
             }
         });
         samples.push(r);
+        raws.extend(raw_once(ctx, k, RawOp::PingPong, 0));
     }
     let rt = ctx.broadcast(median(samples), 0);
-    let raw = raw_latency(ctx, repeat, iters / 10 + 1, RawOp::PingPong, 0);
+    let raw = (!raws.is_empty()).then(|| agree(ctx, median(raws), Some(RawOp::PingPong)));
     rows.push(("AM call round trip".into(), rt, "ns", raw));
 
     // Aggregated one-way messages with 8-byte payloads (histogram increments): every PE
@@ -285,13 +298,13 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
     let hist = Rc::new(Cell::new(0u64));
     let h2 = hist.clone();
     let incr = ctx.register(move |_ctx, v: u64| h2.set(h2.get().wrapping_add(v)));
-    let mut rates = Vec::new();
+    let (mut rates, mut raws) = (Vec::new(), Vec::new());
     let per_pe = messages / n as u64;
     for _ in 0..repeat {
         ctx.barrier();
         let t = Instant::now();
         ctx.finish(|| {
-            let dest = (ctx.my_pe() + 1) % n;
+            let dest = (me + 1) % n;
             for i in 0..per_pe {
                 ctx.send(dest, incr, &(i & 1));
                 if i % 65536 == 0 {
@@ -303,6 +316,7 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         let mut slowest = [(secs * 1e9) as u64];
         ctx.allreduce_u64(&mut slowest, ReduceOp::Max);
         rates.push((per_pe * n as u64) as f64 / (slowest[0] as f64 / 1e9) / 1e6);
+        raws.extend(raw_aggregated_once(ctx, per_pe));
     }
     let handled = ctx.sum_u64(hist.get());
     assert_eq!(
@@ -310,7 +324,7 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         repeat as u64 * n as u64 * (per_pe / 2),
         "lost messages"
     );
-    let raw = raw_aggregated(ctx, repeat, per_pe);
+    let raw = (!raws.is_empty()).then(|| median(raws));
     rows.push((
         "aggregated 8 B messages".into(),
         median(rates),
@@ -318,33 +332,29 @@ fn measure(ctx: &Ctx, repeat: usize, iters: u64, messages: u64) -> Vec<Row> {
         raw,
     ));
 
-    let ns = {
-        let mut s = Vec::new();
+    let k = (iters / 10).max(1);
+    for (name, op) in [
+        ("barrier latency", RawOp::Barrier),
+        ("allreduce u64 latency", RawOp::Allreduce),
+    ] {
+        let (mut s, mut raws) = (Vec::new(), Vec::new());
         for _ in 0..repeat {
             ctx.barrier();
             let t = Instant::now();
-            for _ in 0..iters / 10 {
-                ctx.barrier();
+            for i in 0..k {
+                match op {
+                    RawOp::Barrier => ctx.barrier(),
+                    _ => {
+                        let _ = ctx.sum_u64(i);
+                    }
+                }
             }
-            s.push(t.elapsed().as_secs_f64() * 1e9 / (iters / 10).max(1) as f64);
+            s.push(t.elapsed().as_secs_f64() * 1e9 / k as f64);
+            raws.extend(raw_once(ctx, k, op, 0));
         }
-        ctx.allreduce(median(s), f64::max)
-    };
-    let raw = raw_latency(ctx, repeat, (iters / 10).max(1), RawOp::Barrier, 0);
-    rows.push(("barrier latency".into(), ns, "ns", raw));
-    let ns = {
-        let mut s = Vec::new();
-        for _ in 0..repeat {
-            ctx.barrier();
-            let t = Instant::now();
-            for i in 0..iters / 10 {
-                let _ = ctx.sum_u64(i);
-            }
-            s.push(t.elapsed().as_secs_f64() * 1e9 / (iters / 10).max(1) as f64);
-        }
-        ctx.allreduce(median(s), f64::max)
-    };
-    let raw = raw_latency(ctx, repeat, (iters / 10).max(1), RawOp::Allreduce, 0);
-    rows.push(("allreduce u64 latency".into(), ns, "ns", raw));
+        let ns = ctx.allreduce(median(s), f64::max);
+        let raw = (!raws.is_empty()).then(|| agree(ctx, median(raws), Some(op)));
+        rows.push((name.into(), ns, "ns", raw));
+    }
     rows
 }

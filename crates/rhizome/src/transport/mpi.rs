@@ -23,10 +23,10 @@
 //!
 //! # Threads
 //! MPI is initialised with `MPI_THREAD_SERIALIZED`, and every MPI call of a PE is made
-//! while holding one mutex of its transport. The runtime calls MPI from several threads
+//! while holding one lock of its transport. The runtime calls MPI from several threads
 //! of a PE (clones of [`crate::Memory`] in worker threads), so it needs one of: a funnel
 //! thread, `MPI_THREAD_MULTIPLE`, or a lock. The lock is the cheapest on the hot path (an
-//! uncontended mutex costs a few tens of nanoseconds, a hand-off to a funnel thread costs
+//! uncontended lock costs a few nanoseconds, a hand-off to a funnel thread costs
 //! two cache-line transfers and a wake-up each way); `MPI_THREAD_MULTIPLE` makes Open MPI
 //! take its own locks inside every call, its support differs between components, and it is
 //! not always provided. Blocking waits (collectives) release the lock between polls, so
@@ -49,7 +49,8 @@ use mpi::ffi;
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::cell::UnsafeCell;
+use std::sync::OnceLock;
 
 /// Most collective allocations one world may make.
 pub const MAX_SEGMENTS: usize = 4096;
@@ -72,7 +73,7 @@ pub fn launched_by_mpirun() -> bool {
 #[derive(Clone, Copy)]
 struct H<T>(T);
 // SAFETY: MPI handles are opaque identifiers, valid in every thread of the process; this
-// transport makes all MPI calls while holding its mutex (MPI_THREAD_SERIALIZED).
+// transport makes all MPI calls while holding its lock (MPI_THREAD_SERIALIZED).
 unsafe impl<T> Send for H<T> {}
 // SAFETY: as above; a handle is only read, never mutated through a shared reference.
 unsafe impl<T> Sync for H<T> {}
@@ -97,12 +98,108 @@ struct Locked {
     origins: Vec<Box<[u64; 2]>>,
 }
 
+/// The lock around every MPI call of a transport (MPI_THREAD_SERIALIZED).
+///
+/// A test-and-test-and-set spin lock that yields the processor while it waits: its
+/// release is a plain store (a `std` mutex releases with an atomic swap, a second locked
+/// instruction per MPI call), and MPI calls under it are short; the waits that are not
+/// (collectives) release it between polls.
+struct MpiLock {
+    locked: AtomicBool,
+    state: UnsafeCell<Locked>,
+}
+
+// SAFETY: `state` is only reached through a `Guard`, and at most one guard exists at a
+// time (acquired by the compare-exchange in `try_lock`, released by `Guard::drop`), so the
+// lock provides mutual exclusion like a mutex. `Locked` is `Send` (its raw MPI handles are
+// wrapped in `H`).
+unsafe impl Sync for MpiLock {}
+
+/// `MpiLock: Sync` relies on this.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Locked>();
+};
+
+impl MpiLock {
+    fn new(state: Locked) -> MpiLock {
+        MpiLock {
+            locked: AtomicBool::new(false),
+            state: UnsafeCell::new(state),
+        }
+    }
+
+    #[inline]
+    fn try_lock(&self) -> Option<Guard<'_>> {
+        self.locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            .then_some(Guard { lock: self })
+    }
+
+    #[inline]
+    fn lock(&self) -> Guard<'_> {
+        if let Some(g) = self.try_lock() {
+            return g;
+        }
+        self.lock_slow()
+    }
+
+    #[cold]
+    fn lock_slow(&self) -> Guard<'_> {
+        let mut spins = 0u32;
+        loop {
+            while self.locked.load(Ordering::Relaxed) {
+                spins += 1;
+                if spins < 100 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            if let Some(g) = self.try_lock() {
+                return g;
+            }
+        }
+    }
+}
+
+/// Exclusive access to a transport's MPI state; MPI may be called while it lives.
+struct Guard<'a> {
+    lock: &'a MpiLock,
+}
+
+impl std::ops::Deref for Guard<'_> {
+    type Target = Locked;
+    #[inline]
+    fn deref(&self) -> &Locked {
+        // SAFETY: this guard is the only one (see `MpiLock`), so no `&mut` exists.
+        unsafe { &*self.lock.state.get() }
+    }
+}
+
+impl std::ops::DerefMut for Guard<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Locked {
+        // SAFETY: this guard is the only one and is borrowed mutably, so this is the only
+        // reference to the state.
+        unsafe { &mut *self.lock.state.get() }
+    }
+}
+
+impl Drop for Guard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.locked.store(false, Ordering::Release);
+    }
+}
+
 /// One PE per MPI rank. See the module docs.
 pub struct MpiTransport {
     rank: usize,
     size: usize,
     comm: H<ffi::MPI_Comm>,
-    lock: Mutex<Locked>,
+    lock: MpiLock,
     segments: Box<[OnceLock<Segment>]>,
     next_segment: AtomicU32,
 }
@@ -246,7 +343,7 @@ impl MpiTransport {
             rank: rank as usize,
             size: size as usize,
             comm: H(comm),
-            lock: Mutex::new(Locked {
+            lock: MpiLock::new(Locked {
                 sends: Vec::new(),
                 own: VecDeque::new(),
                 free: Vec::new(),
@@ -258,8 +355,8 @@ impl MpiTransport {
     }
 
     #[inline]
-    fn mpi(&self) -> MutexGuard<'_, Locked> {
-        self.lock.lock().unwrap_or_else(|e| e.into_inner())
+    fn mpi(&self) -> Guard<'_> {
+        self.lock.lock()
     }
 
     /// The segment of an access, bounds checked.
@@ -361,7 +458,7 @@ impl MpiTransport {
     }
 
     /// Flushes every window with outstanding non-blocking operations. Lock held.
-    fn flush_pending(&self, l: &mut MutexGuard<'_, Locked>) -> Result<(), TransportError> {
+    fn flush_pending(&self, l: &mut Guard<'_>) -> Result<(), TransportError> {
         let n = self.next_segment.load(Ordering::Acquire) as usize;
         for seg in self.segments[..n.min(MAX_SEGMENTS)]
             .iter()
@@ -469,7 +566,7 @@ impl MpiTransport {
 impl Drop for MpiTransport {
     fn drop(&mut self) {
         // `&mut self`: no other thread can call MPI through this transport any more.
-        let l = self.lock.get_mut().unwrap_or_else(|e| e.into_inner());
+        let l = self.lock.state.get_mut();
         // Outstanding sends were all received (the world ends with a barrier after its
         // final finish); complete them before their buffers go.
         for (req, _) in l.sends.iter_mut() {
@@ -912,7 +1009,7 @@ impl Transport for MpiTransport {
         // may be blocked in a one-sided operation forever if the target is gone).
         let mut guard = None;
         for _ in 0..2000 {
-            if let Ok(g) = self.lock.try_lock() {
+            if let Some(g) = self.lock.try_lock() {
                 guard = Some(g);
                 break;
             }
