@@ -42,6 +42,10 @@ struct Outcome {
 }
 
 fn mpirun(np: usize, program: &str, args: &[&str]) -> Outcome {
+    mpirun_env(np, program, args, &[])
+}
+
+fn mpirun_env(np: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     let mut child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np"])
@@ -50,6 +54,7 @@ fn mpirun(np: usize, program: &str, args: &[&str]) -> Outcome {
         .args(args)
         .env("RUST_BACKTRACE", "0")
         .env_remove("RHIZOME_TRANSPORT")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -199,4 +204,31 @@ fn mismatched_allocation_is_a_clear_error() {
 fn a_run_without_failure_exits_zero() {
     let o = mpirun(2, "failure_demo", &["none"]);
     assert_eq!(o.code, Some(0), "stderr:\n{}", o.stderr);
+}
+
+#[test]
+fn rhizome_transport_overrides_the_choice() {
+    // `local` under mpirun: every rank runs its own one-PE world.
+    let o = mpirun_env(
+        2,
+        "spmd_tests",
+        &["identity"],
+        &[("RHIZOME_TRANSPORT", "local")],
+    );
+    assert_eq!(o.code, Some(0), "stderr:\n{}", o.stderr);
+    assert_eq!(o.stdout.matches("ok   identity (1 PEs, local)").count(), 2);
+    // A wrong value is a configuration error on every rank, not a hang.
+    let o = mpirun_env(
+        2,
+        "spmd_tests",
+        &["identity"],
+        &[("RHIZOME_TRANSPORT", "tcp")],
+    );
+    assert!(o.code.is_some_and(|c| c != 0));
+    assert!(
+        o.stderr
+            .contains("RHIZOME_TRANSPORT=\"tcp\" is neither `local` nor `mpi`"),
+        "stderr:\n{}",
+        o.stderr
+    );
 }
