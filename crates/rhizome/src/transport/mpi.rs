@@ -286,7 +286,23 @@ fn init_mpi() -> Result<(), TransportError> {
             // Rust's own environment accesses take std's environment lock. This runs once.
             unsafe { std::env::set_var("OMPI_MCA_osc", "sm,ucx") };
         }
-        let mut provided: c_int = 0;
+        let (mut already, mut provided): (c_int, c_int) = (0, 0);
+        // SAFETY: MPI_Initialized may be called at any time; `already` is a valid local.
+        unsafe { ffi::MPI_Initialized(&mut already) };
+        if already != 0 {
+            // Someone else (e.g. the program through the `mpi` crate) initialised MPI and
+            // will finalise it; it must allow calls from several threads, one at a time.
+            // SAFETY: MPI is initialised; `provided` is a valid local.
+            unsafe { ffi::MPI_Query_thread(&mut provided) };
+            // SAFETY: reading a constant handle initialised by the binding.
+            return if provided < unsafe { ffi::RSMPI_THREAD_SERIALIZED } {
+                Err(format!(
+                    "MPI was initialised with thread level {provided}; rhizome needs MPI_THREAD_SERIALIZED or higher"
+                ))
+            } else {
+                Ok(())
+            };
+        }
         // SAFETY: MPI_Init_thread accepts null argc/argv; it runs once (OnceLock).
         let rc = unsafe {
             ffi::MPI_Init_thread(
