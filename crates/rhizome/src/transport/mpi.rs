@@ -22,21 +22,27 @@
 //!   others: no hang, no orphan rank).
 //!
 //! # Threads
-//! MPI is initialised with `MPI_THREAD_SERIALIZED`, and every MPI call of a PE is made
-//! while holding one lock of its transport. The runtime calls MPI from several threads
-//! of a PE (clones of [`crate::Memory`] in worker threads), so it needs one of: a funnel
-//! thread, `MPI_THREAD_MULTIPLE`, or a lock. The lock is the cheapest on the hot path (an
-//! uncontended lock costs a few nanoseconds, a hand-off to a funnel thread costs
-//! two cache-line transfers and a wake-up each way); `MPI_THREAD_MULTIPLE` makes Open MPI
-//! take its own locks inside every call, its support differs between components, and it is
-//! not always provided. Blocking waits (collectives) release the lock between polls, so
-//! other threads of the PE keep working; a blocking one-sided operation holds it for its
-//! round trip.
+//! The runtime calls MPI from several threads of a PE (clones of [`crate::Memory`] in
+//! worker threads), so MPI is initialised with `MPI_THREAD_MULTIPLE`, and every MPI call
+//! of a PE is also made while holding one lock of its transport, which guards the
+//! transport's own state (sends in flight, free buffers). `MPI_THREAD_SERIALIZED` plus the
+//! lock would be enough by the standard, but Open MPI 4.1's `osc ucx` then creates a
+//! single-threaded UCX worker and aborts (`worker->inprogress++ == 0`) when two threads
+//! use it one after the other; a funnel thread would add a hand-off (two cache-line
+//! transfers and a wake-up) to every operation. An MPI that provides only
+//! `MPI_THREAD_SERIALIZED` is accepted: the lock makes that correct. The lock is a spin
+//! lock (see `MpiLock`); blocking waits (collectives) release it between polls, so other
+//! threads of the PE keep working; a blocking one-sided operation holds it for its round
+//! trip.
 //!
 //! # One-sided component
 //! Debian's default Open MPI one-sided component (`osc rdma` over `btl`) crashes on
 //! compare-and-swap. Unless the user chose one, [`MpiTransport::init`] sets
 //! `OMPI_MCA_osc=sm,ucx` before `MPI_Init_thread`: `sm` on one node, `ucx` across nodes.
+//! Known limit of Open MPI 4.1's `osc ucx` (tested on one node only): every atomic takes
+//! a lock word at the target, and a PE spinning on atomic loads of its own memory can
+//! starve another PE's atomic store to it for good (the SPMD test `ordering_flag` hangs
+//! with `OMPI_MCA_osc=ucx`); `osc sm` has no such lock and passes the whole suite.
 //!
 //! # Lifetime
 //! MPI is initialised once per process, by the first [`MpiTransport::init`], and finalised
@@ -73,7 +79,7 @@ pub fn launched_by_mpirun() -> bool {
 #[derive(Clone, Copy)]
 struct H<T>(T);
 // SAFETY: MPI handles are opaque identifiers, valid in every thread of the process; this
-// transport makes all MPI calls while holding its lock (MPI_THREAD_SERIALIZED).
+// transport makes all MPI calls while holding its lock.
 unsafe impl<T> Send for H<T> {}
 // SAFETY: as above; a handle is only read, never mutated through a shared reference.
 unsafe impl<T> Sync for H<T> {}
@@ -98,7 +104,7 @@ struct Locked {
     origins: Vec<Box<[u64; 2]>>,
 }
 
-/// The lock around every MPI call of a transport (MPI_THREAD_SERIALIZED).
+/// The lock around every MPI call of a transport.
 ///
 /// A test-and-test-and-set spin lock that yields the processor while it waits: its
 /// release is a plain store (a `std` mutex releases with an atomic swap, a second locked
@@ -308,7 +314,7 @@ fn init_mpi() -> Result<(), TransportError> {
             ffi::MPI_Init_thread(
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
-                ffi::RSMPI_THREAD_SERIALIZED,
+                ffi::RSMPI_THREAD_MULTIPLE,
                 &mut provided,
             )
         };
