@@ -39,10 +39,11 @@
 //! Debian's default Open MPI one-sided component (`osc rdma` over `btl`) crashes on
 //! compare-and-swap. Unless the user chose one, [`MpiTransport::init`] sets
 //! `OMPI_MCA_osc=sm,ucx` before `MPI_Init_thread`: `sm` on one node, `ucx` across nodes.
-//! Known limit of Open MPI 4.1's `osc ucx` (tested on one node only): every atomic takes
-//! a lock word at the target, and a PE spinning on atomic loads of its own memory can
-//! starve another PE's atomic store to it for good (the SPMD test `ordering_flag` hangs
-//! with `OMPI_MCA_osc=ucx`); `osc sm` has no such lock and passes the whole suite.
+//! Known limit of Open MPI 4.1's `osc ucx` (tested on one node only): with
+//! `OMPI_MCA_osc=ucx` the SPMD test `ordering_flag` (PE 1 spins on atomic loads of its own
+//! word while PE 0 does an atomic store to it) hangs inside `MPI_Fetch_and_op` on both
+//! PEs, probably because `osc ucx` serialises atomics with a lock word at the target that
+//! the spinning PE keeps taking. `osc sm` passes the whole suite.
 //!
 //! # Lifetime
 //! MPI is initialised once per process, by the first [`MpiTransport::init`], and finalised
