@@ -43,7 +43,8 @@
 //! `OMPI_MCA_osc=ucx` the SPMD test `ordering_flag` (PE 1 spins on atomic loads of its own
 //! word while PE 0 does an atomic store to it) hangs inside `MPI_Fetch_and_op` on both
 //! PEs, probably because `osc ucx` serialises atomics with a lock word at the target that
-//! the spinning PE keeps taking. `osc sm` passes the whole suite.
+//! the spinning PE keeps taking; the other 16 suite tests pass on 2 ranks with `ucx`.
+//! `osc sm` passes the whole suite.
 //!
 //! # Lifetime
 //! MPI is initialised once per process, by the first [`MpiTransport::init`], and finalised
