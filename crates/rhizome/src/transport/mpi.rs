@@ -23,17 +23,21 @@
 //!
 //! # Threads
 //! The runtime calls MPI from several threads of a PE (clones of [`crate::Memory`] in
-//! worker threads), so MPI is initialised with `MPI_THREAD_MULTIPLE`, and every MPI call
-//! of a PE is also made while holding one lock of its transport, which guards the
-//! transport's own state (sends in flight, free buffers). `MPI_THREAD_SERIALIZED` plus the
-//! lock would be enough by the standard, but Open MPI 4.1's `osc ucx` then creates a
-//! single-threaded UCX worker and aborts (`worker->inprogress++ == 0`) when two threads
-//! use it one after the other; a funnel thread would add a hand-off (two cache-line
-//! transfers and a wake-up) to every operation. An MPI that provides only
-//! `MPI_THREAD_SERIALIZED` is accepted: the lock makes that correct. The lock is a spin
-//! lock (see `MpiLock`); blocking waits (collectives) release it between polls, so other
-//! threads of the PE keep working; a blocking one-sided operation holds it for its round
-//! trip.
+//! worker threads), so MPI is initialised with `MPI_THREAD_MULTIPLE`, and one-sided
+//! operations (`get`, `put`, atomics and their `*_nbi` forms, except `atomic_nbi`, which
+//! keeps its origin cell in the transport's state) are issued from any thread without a
+//! lock of ours; the `sm` component makes them plain copies and CPU atomics. Everything
+//! that touches the transport's own state (sends in flight, received and free buffers,
+//! origin cells, the pending marks that `quiet` flushes) and the collectives hold one lock
+//! per transport. Why not `MPI_THREAD_SERIALIZED` plus the lock everywhere: the lock is
+//! then paid on every one-sided operation (a locked instruction, about 5 ns, or a third
+//! of a get on `osc sm`), and Open MPI 4.1's `osc ucx` creates a single-threaded UCX
+//! worker in that mode and aborts (`worker->inprogress++ == 0`) when two threads use it
+//! one after the other. Why not a funnel thread: it adds a hand-off (two cache-line
+//! transfers and a wake-up) to every operation. An MPI that only provides
+//! `MPI_THREAD_SERIALIZED` (e.g. initialised by the program before rhizome) is accepted:
+//! then every MPI call takes the lock. The lock is a spin lock (see `MpiLock`); blocking
+//! waits (collectives) release it between polls, so other threads of the PE keep working.
 //!
 //! # One-sided component
 //! Debian's default Open MPI one-sided component (`osc rdma` over `btl`) crashes on
@@ -207,6 +211,8 @@ pub struct MpiTransport {
     rank: usize,
     size: usize,
     comm: H<ffi::MPI_Comm>,
+    /// MPI provides `MPI_THREAD_MULTIPLE`: one-sided operations skip the lock.
+    thread_multiple: bool,
     lock: MpiLock,
     segments: Box<[OnceLock<Segment>]>,
     next_segment: AtomicU32,
@@ -285,9 +291,9 @@ unsafe extern "C" {
     fn atexit(f: extern "C" fn()) -> c_int;
 }
 
-/// Initialises MPI once per process; the error text if that failed.
-fn init_mpi() -> Result<(), TransportError> {
-    static INIT: OnceLock<Result<(), String>> = OnceLock::new();
+/// Initialises MPI once per process; the thread level provided, or the error text.
+fn init_mpi() -> Result<c_int, TransportError> {
+    static INIT: OnceLock<Result<c_int, String>> = OnceLock::new();
     INIT.get_or_init(|| {
         if std::env::var_os("OMPI_MCA_osc").is_none() {
             // SAFETY: MPI is not initialised yet, so no MPI thread reads the environment;
@@ -308,7 +314,7 @@ fn init_mpi() -> Result<(), TransportError> {
                     "MPI was initialised with thread level {provided}; rhizome needs MPI_THREAD_SERIALIZED or higher"
                 ))
             } else {
-                Ok(())
+                Ok(provided)
             };
         }
         // SAFETY: MPI_Init_thread accepts null argc/argv; it runs once (OnceLock).
@@ -331,7 +337,7 @@ fn init_mpi() -> Result<(), TransportError> {
         }
         // SAFETY: `finalize_at_exit` is a plain extern "C" function that never unwinds.
         unsafe { atexit(finalize_at_exit) };
-        Ok(())
+        Ok(provided)
     })
     .clone()
     .map_err(TransportError::Other)
@@ -341,7 +347,9 @@ impl MpiTransport {
     /// Initialises MPI (the first time) and returns this rank's transport, on a private
     /// duplicate of `MPI_COMM_WORLD` whose errors are returned rather than fatal.
     pub fn init() -> Result<MpiTransport, TransportError> {
-        init_mpi()?;
+        let provided = init_mpi()?;
+        // SAFETY: reading a constant handle initialised by the binding.
+        let thread_multiple = provided >= unsafe { ffi::RSMPI_THREAD_MULTIPLE };
         let mut comm: ffi::MPI_Comm = ffi::MPI_Comm(std::ptr::null_mut());
         let (mut rank, mut size) = (0, 0);
         // SAFETY: MPI is initialised; the out-pointers are valid locals; all MPI calls of
@@ -367,6 +375,7 @@ impl MpiTransport {
             rank: rank as usize,
             size: size as usize,
             comm: H(comm),
+            thread_multiple,
             lock: MpiLock::new(Locked {
                 sends: Vec::new(),
                 own: VecDeque::new(),
@@ -381,6 +390,13 @@ impl MpiTransport {
     #[inline]
     fn mpi(&self) -> Guard<'_> {
         self.lock.lock()
+    }
+
+    /// The lock for a one-sided operation that touches no transport state: none when MPI
+    /// is thread-safe (`MPI_THREAD_MULTIPLE`), so threads of a PE issue them in parallel.
+    #[inline]
+    fn rma_lock(&self) -> Option<Guard<'_>> {
+        (!self.thread_multiple).then(|| self.mpi())
     }
 
     /// The segment of an access, bounds checked.
@@ -425,7 +441,8 @@ impl MpiTransport {
         self.locate(pe, segment, offset, 8)
     }
 
-    /// Issues an atomic without completing it. Call with the lock held.
+    /// Issues an atomic without completing it. Call with the lock held, or without it if
+    /// MPI is thread-safe and the caller keeps no transport state.
     ///
     /// # Safety
     /// `origin` and `result` must stay valid until the window is flushed.
@@ -481,14 +498,16 @@ impl MpiTransport {
         check(rc, || format!("atomic {op:?} on PE {pe}"))
     }
 
-    /// Flushes every window with outstanding non-blocking operations. Lock held.
+    /// Flushes every window with outstanding non-blocking operations. Lock held, so a
+    /// `quiet` that finds a mark already cleared by another thread's `quiet` waits until
+    /// that thread's flush has completed.
     fn flush_pending(&self, l: &mut Guard<'_>) -> Result<(), TransportError> {
         let n = self.next_segment.load(Ordering::Acquire) as usize;
         for seg in self.segments[..n.min(MAX_SEGMENTS)]
             .iter()
             .filter_map(|s| s.get())
         {
-            if seg.pending.swap(false, Ordering::Relaxed) {
+            if seg.pending.swap(false, Ordering::AcqRel) {
                 // SAFETY: the window is valid and locked for all ranks; the lock is held.
                 let rc = unsafe { ffi::MPI_Win_flush_all(seg.win.0) };
                 check(rc, || "MPI_Win_flush_all".into())?;
@@ -718,7 +737,7 @@ impl Transport for MpiTransport {
             return Ok(());
         }
         let n = dst.len() as c_int;
-        let _l = self.mpi();
+        let _l = self.rma_lock();
         // SAFETY: `dst` is valid for `n` bytes and borrowed until the flush below
         // completes the get; the range was checked by `locate`; lock held.
         unsafe {
@@ -754,7 +773,7 @@ impl Transport for MpiTransport {
             return Ok(());
         }
         let n = src.len() as c_int;
-        let _l = self.mpi();
+        let _l = self.rma_lock();
         // SAFETY: `src` is valid for `n` bytes until the flush completes the put; range
         // checked by `locate`; lock held.
         unsafe {
@@ -790,10 +809,9 @@ impl Transport for MpiTransport {
         if len == 0 {
             return Ok(());
         }
-        let _l = self.mpi();
-        seg.pending.store(true, Ordering::Relaxed);
+        let _l = self.rma_lock();
         // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
-        // this window (marked pending above, under the lock); range checked; lock held.
+        // this window (marked pending below); range checked; lock held or MPI thread-safe.
         let rc = unsafe {
             ffi::MPI_Get(
                 dst as *mut c_void,
@@ -806,7 +824,10 @@ impl Transport for MpiTransport {
                 seg.win.0,
             )
         };
-        check(rc, || format!("MPI_Get from PE {pe}"))
+        check(rc, || format!("MPI_Get from PE {pe}"))?;
+        // Marked after issuing: a `quiet` that finds the mark flushes after the issue.
+        seg.pending.store(true, Ordering::Release);
+        Ok(())
     }
 
     #[inline]
@@ -822,10 +843,9 @@ impl Transport for MpiTransport {
         if len == 0 {
             return Ok(());
         }
-        let _l = self.mpi();
-        seg.pending.store(true, Ordering::Relaxed);
+        let _l = self.rma_lock();
         // SAFETY: the caller keeps `src` valid and unchanged until `quiet`, which flushes
-        // this window; range checked; lock held.
+        // this window (marked pending below); range checked; lock held or MPI thread-safe.
         let rc = unsafe {
             ffi::MPI_Put(
                 src as *const c_void,
@@ -838,7 +858,9 @@ impl Transport for MpiTransport {
                 seg.win.0,
             )
         };
-        check(rc, || format!("MPI_Put to PE {pe}"))
+        check(rc, || format!("MPI_Put to PE {pe}"))?;
+        seg.pending.store(true, Ordering::Release);
+        Ok(())
     }
 
     #[inline]
@@ -852,9 +874,9 @@ impl Transport for MpiTransport {
         let seg = self.word(pe, segment, offset)?;
         let mut origin = [0u64; 2];
         let mut result = 0u64;
-        let _l = self.mpi();
+        let _l = self.rma_lock();
         // SAFETY: `origin` and `result` live until the flush below completes the
-        // operation; lock held.
+        // operation; lock held or MPI thread-safe.
         unsafe {
             self.issue_atomic(seg, pe, offset, op, &mut origin, &mut result)?;
             check(ffi::MPI_Win_flush(pe as c_int, seg.win.0), || {
@@ -875,7 +897,6 @@ impl Transport for MpiTransport {
     ) -> Result<(), TransportError> {
         let seg = self.word(pe, segment, offset)?;
         let mut l = self.mpi();
-        seg.pending.store(true, Ordering::Relaxed);
         // The standard lets MPI read the origin values until the operation completes, so
         // they live in a heap cell kept until the next flush of pending windows.
         let mut origin = Box::new([0u64; 2]);
@@ -884,6 +905,7 @@ impl Transport for MpiTransport {
         // `quiet`; lock held.
         unsafe { self.issue_atomic(seg, pe, offset, op, &mut *origin, result)? };
         l.origins.push(origin);
+        seg.pending.store(true, Ordering::Release);
         Ok(())
     }
 
