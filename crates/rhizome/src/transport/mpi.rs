@@ -15,8 +15,10 @@
 //!   to each other cannot deadlock. [`Transport::try_recv`] completes finished sends and
 //!   receives with `MPI_Improbe`/`MPI_Mrecv`; every call into it also drives MPI's progress
 //!   engine. Messages to this PE itself bypass MPI.
-//! - **Collectives**: `MPI_Ibarrier` and `MPI_Iallreduce`, completed by polling
-//!   `MPI_Test`, so the lock below is free while a PE waits in a collective.
+//! - **Collectives**: `MPI_Barrier` and `MPI_Allreduce`, called without the lock below
+//!   (under `MPI_THREAD_MULTIPLE`; otherwise `MPI_Ibarrier`/`MPI_Iallreduce` polled with
+//!   `MPI_Test`), so the PE's other threads keep working while one waits in a collective.
+//!   The barrier first flushes the windows with outstanding non-blocking operations.
 //! - **Failure**: [`Transport::abort`] prints the reason as one line on stderr and calls
 //!   `MPI_Abort`, which ends every rank with a non-zero exit status (the launcher kills the
 //!   others: no hang, no orphan rank).
@@ -604,6 +606,38 @@ impl MpiTransport {
         }
         self.wait_request(H(req), "MPI_Iallreduce")
     }
+
+    /// Element-wise `op` over all ranks: the blocking `MPI_Allreduce` (faster than the
+    /// non-blocking one) without the lock when MPI is thread-safe, else polled.
+    fn allreduce(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError> {
+        if !self.thread_multiple {
+            return self.iallreduce(values, op);
+        }
+        let send = values.to_vec();
+        let count = c_int::try_from(values.len())
+            .map_err(|_| TransportError::Collective("allreduce of more than 2^31 values".into()))?;
+        // SAFETY: reading constant operation handles initialised by the binding.
+        let mop = unsafe {
+            match op {
+                ReduceOp::Sum => ffi::RSMPI_SUM,
+                ReduceOp::Min => ffi::RSMPI_MIN,
+                ReduceOp::Max => ffi::RSMPI_MAX,
+            }
+        };
+        // SAFETY: `send` and `values` hold `count` u64s; MPI is thread-safe, and collectives
+        // on this communicator come from one thread at a time (the transport contract).
+        let rc = unsafe {
+            ffi::MPI_Allreduce(
+                send.as_ptr() as *const c_void,
+                values.as_mut_ptr() as *mut c_void,
+                count,
+                u64_type(),
+                mop,
+                self.comm.0,
+            )
+        };
+        check(rc, || "MPI_Allreduce".into())
+    }
 }
 
 impl Drop for MpiTransport {
@@ -1033,6 +1067,14 @@ impl Transport for MpiTransport {
         {
             let mut l = self.mpi();
             self.flush_pending(&mut l)?;
+            if self.thread_multiple {
+                drop(l);
+                // The blocking barrier is faster than polling MPI_Ibarrier. SAFETY: MPI
+                // is thread-safe, the lock is free for the PE's other threads, and
+                // collectives come from one thread at a time (the transport contract).
+                let rc = unsafe { ffi::MPI_Barrier(self.comm.0) };
+                return check(rc, || "MPI_Barrier".into());
+            }
             // SAFETY: `req` is a valid out-pointer; lock held.
             let rc = unsafe { ffi::MPI_Ibarrier(self.comm.0, &mut req) };
             check(rc, || "MPI_Ibarrier".into())?;
@@ -1041,7 +1083,7 @@ impl Transport for MpiTransport {
     }
 
     fn allreduce_u64(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError> {
-        self.iallreduce(values, op)
+        self.allreduce(values, op)
     }
 
     fn abort(&self, message: &str) {
