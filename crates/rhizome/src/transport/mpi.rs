@@ -289,7 +289,9 @@ extern "C" fn finalize_at_exit() {
     }
 }
 
+// SAFETY: the C library's `atexit(3)`, declared with its C signature.
 unsafe extern "C" {
+    /// Registers `f` to run at normal process exit.
     fn atexit(f: extern "C" fn()) -> c_int;
 }
 
