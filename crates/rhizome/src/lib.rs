@@ -30,8 +30,9 @@
 //! ```
 //!
 //! Modules:
-//! - [`transport`]: the narrow interface to the communication library, and its `local`
-//!   implementation (all PEs in this process).
+//! - [`transport`]: the narrow interface to the communication library, its `local`
+//!   implementation (all PEs in this process) and, with the cargo feature `mpi`, its
+//!   `mpi` implementation (one PE per MPI rank, chosen automatically under `mpirun`).
 //! - [`memory`]: global pointers, one-sided access, ordering guarantees.
 //! - [`message`]: the byte encoding of message payloads.
 //! - [`pool`]: the fork-join work-stealing pool inside one PE.

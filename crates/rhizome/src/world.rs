@@ -50,6 +50,14 @@ pub struct WorldBuilder {
 /// The number of PEs of the `local` transport and the worker threads per PE come from the
 /// builder, else from `RHIZOME_PES` and `RHIZOME_WORKERS`, else 1 PE and 1 worker.
 ///
+/// # Transport
+/// A build with the cargo feature `mpi` that is started by an MPI launcher (`mpirun`,
+/// `mpiexec`, which set `OMPI_COMM_WORLD_SIZE`, `PMI_SIZE` or `PMIX_RANK`) runs one PE per
+/// MPI rank on the `mpi` transport; otherwise all PEs run in this process on the `local`
+/// transport. `RHIZOME_TRANSPORT=local` or `=mpi` overrides the choice. A build without
+/// the feature started by a launcher with several ranks refuses to run (each rank would
+/// otherwise compute alone) with [`RunError::Config`].
+///
 /// ```
 /// use rhizome::World;
 /// let sums = World::builder().pes(4).run(|ctx| {
@@ -103,7 +111,7 @@ impl WorldBuilder {
     }
 
     /// Runs `f` once on every PE (each PE on its own thread for `local`) and returns the
-    /// results of the PEs in this process, in PE order.
+    /// results of the PEs in this process, in PE order (under MPI: this rank's only).
     ///
     /// When `f` returns, the PE waits until all messages are handled everywhere (an
     /// implicit final [`Ctx::finish`]). If any PE panics or fails, every PE is stopped (PEs
@@ -132,6 +140,11 @@ impl WorldBuilder {
             .aggregation_bytes
             .unwrap_or(DEFAULT_AGGREGATION_BYTES)
             .max(16);
+        match choose_transport()? {
+            Choice::Local => {}
+            #[cfg(feature = "mpi")]
+            Choice::Mpi => return run_mpi(workers, agg, &f),
+        }
         let fabric = LocalFabric::new(pes);
         let f = &f;
         let outcomes: Vec<Option<R>> = std::thread::scope(|s| {
@@ -158,6 +171,83 @@ impl WorldBuilder {
             .into_iter()
             .map(|o| o.expect("a PE without a result but no abort"))
             .collect())
+    }
+}
+
+/// The transport a run uses.
+enum Choice {
+    Local,
+    #[cfg(feature = "mpi")]
+    Mpi,
+}
+
+/// Number of ranks announced by an MPI launcher, if this process was started by one.
+fn launcher_ranks() -> Option<usize> {
+    for var in ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"] {
+        if let Ok(v) = std::env::var(var) {
+            return Some(v.trim().parse().unwrap_or(1));
+        }
+    }
+    std::env::var_os("PMIX_RANK").map(|_| 1)
+}
+
+fn choose_transport() -> Result<Choice, RunError> {
+    match std::env::var("RHIZOME_TRANSPORT").as_deref().map(str::trim) {
+        Ok("local") => return Ok(Choice::Local),
+        #[cfg(feature = "mpi")]
+        Ok("mpi") => return Ok(Choice::Mpi),
+        #[cfg(not(feature = "mpi"))]
+        Ok("mpi") => {
+            return Err(RunError::Config(
+                "RHIZOME_TRANSPORT=mpi, but this build has no MPI support (build with `--features mpi`)"
+                    .into(),
+            ));
+        }
+        Ok(other) => {
+            return Err(RunError::Config(format!(
+                "RHIZOME_TRANSPORT={other:?} is neither `local` nor `mpi`"
+            )));
+        }
+        Err(_) => {}
+    }
+    match launcher_ranks() {
+        #[cfg(feature = "mpi")]
+        Some(_) => Ok(Choice::Mpi),
+        #[cfg(not(feature = "mpi"))]
+        Some(n) if n > 1 => Err(RunError::Config(format!(
+            "started by mpirun with {n} ranks, but this build has no MPI support: rebuild with `--features mpi` (or set RHIZOME_TRANSPORT=local to run {n} independent copies)"
+        ))),
+        _ => Ok(Choice::Local),
+    }
+}
+
+/// Runs this rank's PE on the `mpi` transport.
+#[cfg(feature = "mpi")]
+fn run_mpi<R: Send>(
+    workers: usize,
+    agg: usize,
+    f: &(impl Fn(&Ctx) -> R + Sync),
+) -> Result<Vec<R>, RunError> {
+    let t = crate::transport::mpi::MpiTransport::init()
+        .map_err(|e| RunError::Config(format!("cannot start MPI: {e}")))?;
+    let t = Arc::new(Backend::Mpi(t));
+    let pe = t.my_pe();
+    let outcome = std::thread::scope(|s| {
+        let t = Arc::clone(&t);
+        std::thread::Builder::new()
+            .name(format!("pe-{pe}"))
+            .stack_size(32 << 20)
+            .spawn_scoped(s, move || run_pe(t, workers, agg, f))
+            .expect("cannot spawn the PE thread")
+            .join()
+            .unwrap_or(None)
+    });
+    match outcome {
+        Some(r) => Ok(vec![r]),
+        // Unreachable in practice: a failing PE ends every process with MPI_Abort.
+        None => Err(RunError::Failed(
+            t.aborted().unwrap_or_else(|| format!("PE {pe} failed")),
+        )),
     }
 }
 
@@ -330,6 +420,11 @@ impl Ctx {
     /// Name of the transport in use.
     pub fn transport_name(&self) -> &'static str {
         self.mem.t.name()
+    }
+    /// The transport of this PE, for transport-specific tools (such as the raw-MPI
+    /// baselines of `rhizome bench comm`); programs do not need it.
+    pub fn backend(&self) -> &Backend {
+        &self.mem.t
     }
     /// The one-sided access handle (clone it into other threads of this PE).
     pub fn memory(&self) -> &Memory {

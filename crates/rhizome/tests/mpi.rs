@@ -1,0 +1,234 @@
+//! The SPMD suite and failure handling on the `mpi` transport, under `mpirun -np 2` and
+//! `-np 4`. Needs the cargo feature `mpi`, Open MPI's `mpirun` on the `PATH`, and the
+//! examples built (`cargo test --features mpi` builds them).
+//!
+//! Each launch has a generous time limit so that a hang fails the test instead of
+//! blocking it; nothing here measures time.
+#![cfg(feature = "mpi")]
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A launch that has not ended after this long is a hang.
+const HANG_LIMIT: Duration = Duration::from_secs(240);
+
+/// One launch at a time: the machine may have few cores and the ranks busy-poll.
+static LAUNCH: Mutex<()> = Mutex::new(());
+
+fn example(name: &str) -> PathBuf {
+    // The test binary is target/<profile>/deps/mpi-<hash>; examples are in
+    // target/<profile>/examples.
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile> directory");
+    let path = dir.join("examples").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the examples with `cargo build --examples --features mpi` (same profile)",
+        path.display()
+    );
+    path
+}
+
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn mpirun(np: usize, program: &str, args: &[&str]) -> Outcome {
+    mpirun_env(np, program, args, &[])
+}
+
+fn mpirun_env(np: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(np.to_string())
+        .arg(example(program))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("RHIZOME_TRANSPORT")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start mpirun: is Open MPI installed (openmpi-bin)?");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for mpirun") {
+            break s;
+        }
+        if start.elapsed() > HANG_LIMIT {
+            // SIGTERM lets mpirun kill its ranks; then make sure it is gone.
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            std::thread::sleep(Duration::from_secs(5));
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mpirun -np {np} {program} {args:?} hung (killed after {HANG_LIMIT:?})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Outcome {
+        code: status.code(),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+fn suite_on(np: usize) {
+    let o = mpirun(np, "spmd_tests", &[]);
+    assert_eq!(
+        o.code,
+        Some(0),
+        "spmd_tests failed under mpirun -np {np}\nstdout:\n{}\nstderr:\n{}",
+        o.stdout,
+        o.stderr
+    );
+    let passed = o
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("ok ") && l.contains(&format!("({np} PEs, mpi)")))
+        .count();
+    assert_eq!(passed, 17, "stdout:\n{}", o.stdout);
+}
+
+#[test]
+fn spmd_suite_on_2_ranks() {
+    suite_on(2);
+}
+
+#[test]
+fn spmd_suite_on_4_ranks() {
+    suite_on(4);
+}
+
+#[test]
+fn message_tests_with_tiny_aggregation_buffers() {
+    // As `small_aggregation_buffers` in tests/spmd.rs: nearly every message flushes.
+    for agg in ["16", "257"] {
+        for filter in ["am_", "aggregation_edges", "finish_repeated"] {
+            let o = mpirun(4, "spmd_tests", &[filter, "--agg", agg]);
+            assert_eq!(
+                o.code,
+                Some(0),
+                "spmd_tests {filter} --agg {agg} failed\nstdout:\n{}\nstderr:\n{}",
+                o.stdout,
+                o.stderr
+            );
+            assert!(o.stdout.contains("ok "), "nothing ran: {}", o.stdout);
+        }
+    }
+}
+
+/// A failure on one rank ends every rank (mpirun returns, non-zero) with the reason.
+fn fails_with(np: usize, mode: &str, want: &str) {
+    let o = mpirun(np, "failure_demo", &[mode]);
+    assert!(
+        o.code.is_some_and(|c| c != 0),
+        "failure_demo {mode} on {np} ranks exited with {:?}\nstderr:\n{}",
+        o.code,
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains(want),
+        "failure_demo {mode} on {np} ranks: no {want:?} in stderr:\n{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn panic_on_one_rank_ends_all_ranks() {
+    for np in [2, 4] {
+        let last = np - 1;
+        fails_with(
+            np,
+            "panic",
+            &format!("rhizome: run aborted on rank {last}: PE {last} panicked: boom on purpose"),
+        );
+    }
+}
+
+#[test]
+fn panic_while_others_wait_for_calls_and_collectives() {
+    for np in [2, 4] {
+        fails_with(
+            np,
+            "call",
+            "rhizome: run aborted on rank 0: PE 0 panicked: PE zero fails",
+        );
+    }
+}
+
+#[test]
+fn panicking_handler_ends_all_ranks() {
+    fails_with(
+        2,
+        "handler",
+        "rhizome: run aborted on rank 1: PE 1 panicked: handler rejects 3",
+    );
+}
+
+#[test]
+fn out_of_bounds_access_is_a_clear_error() {
+    fails_with(
+        2,
+        "oob",
+        "PE 1 panicked: rhizome: out-of-bounds global access: PE 0, segment 0, bytes 64..72 (segment length 64)",
+    );
+}
+
+#[test]
+fn mismatched_allocation_is_a_clear_error() {
+    fails_with(4, "alloc", "collective misuse: segment 1");
+}
+
+#[test]
+fn a_run_without_failure_exits_zero() {
+    let o = mpirun(2, "failure_demo", &["none"]);
+    assert_eq!(o.code, Some(0), "stderr:\n{}", o.stderr);
+}
+
+#[test]
+fn rhizome_transport_overrides_the_choice() {
+    // `local` under mpirun: every rank runs its own one-PE world.
+    let o = mpirun_env(
+        2,
+        "spmd_tests",
+        &["identity"],
+        &[("RHIZOME_TRANSPORT", "local")],
+    );
+    assert_eq!(o.code, Some(0), "stderr:\n{}", o.stderr);
+    assert_eq!(o.stdout.matches("ok   identity (1 PEs, local)").count(), 2);
+    // A wrong value is a configuration error on every rank, not a hang.
+    let o = mpirun_env(
+        2,
+        "spmd_tests",
+        &["identity"],
+        &[("RHIZOME_TRANSPORT", "tcp")],
+    );
+    assert!(o.code.is_some_and(|c| c != 0));
+    assert!(
+        o.stderr
+            .contains("RHIZOME_TRANSPORT=\"tcp\" is neither `local` nor `mpi`"),
+        "stderr:\n{}",
+        o.stderr
+    );
+}
