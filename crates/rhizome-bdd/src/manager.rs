@@ -42,7 +42,10 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            initial_nodes: 1 << 21,
+            // 4M slots (about 220 MB with the cache, touched as it fills): big operations
+            // such as a whole saturation rarely have to be restarted in a larger table,
+            // and small models pay nothing measurable for the room.
+            initial_nodes: 1 << 22,
             max_nodes: 1 << 28,
             cache_ratio: 1.0,
             grow_threshold: 0.25,
