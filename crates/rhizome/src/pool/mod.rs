@@ -64,6 +64,8 @@ pub struct Pool {
 /// The context of the worker thread running a job; `join` forks through it.
 pub struct Worker {
     shared: Arc<Shared>,
+    /// `&shared.deques[index]`, kept so that a fork does not chase three pointers.
+    own: *const Deque,
     index: usize,
     // Owner-private deque state (the shared half is `shared.deques[index]`).
     head: Cell<usize>,
@@ -153,6 +155,35 @@ impl Pool {
     }
 }
 
+/// Unwinding out of `join`'s first closure: takes the forked task back, or waits until
+/// its thief has finished with it, so that nothing refers to the unwinding frame.
+struct ReclaimOnUnwind<'a>(&'a Worker);
+
+impl Drop for ReclaimOnUnwind<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        // A task that was not stolen is dropped unrun; a stolen one's result (or panic)
+        // is dropped with the frame: the first panic is the one that propagates.
+        if !self.0.pop_or_reclaim() {
+            self.0.wait_for_thief();
+        }
+    }
+}
+
+/// One round of waiting for work after `idle` fruitless rounds; returns the new count.
+/// Spins first (work usually appears within microseconds), then yields the core: when
+/// the machine has more runnable threads than cores, the thread we wait for may be the
+/// one that needs it.
+#[inline]
+fn backoff(idle: u32) -> u32 {
+    if idle < 256 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+    idle.saturating_add(1)
+}
+
 impl Drop for Pool {
     fn drop(&mut self) {
         {
@@ -168,8 +199,10 @@ impl Drop for Pool {
 
 impl Worker {
     fn new(shared: Arc<Shared>, index: usize) -> Worker {
+        let own: *const Deque = &shared.deques[index];
         Worker {
             shared,
+            own,
             index,
             head: Cell::new(0),
             split: Cell::new(0),
@@ -190,8 +223,11 @@ impl Worker {
         self.shared.deques.len()
     }
 
+    #[inline]
     fn deque(&self) -> &Deque {
-        &self.shared.deques[self.index]
+        // SAFETY: `own` points into `shared.deques`, which `self.shared` keeps alive and
+        // never reallocates.
+        unsafe { &*self.own }
     }
 
     /// Runs `a` and `b`, possibly in parallel, and returns both results. A panic in
@@ -210,20 +246,20 @@ impl Worker {
             let ra = a(self);
             return (ra, job_b.take_fn()(self));
         }
-        let ra = catch_unwind(AssertUnwindSafe(|| a(self)));
-        let rb = if self.pop_or_reclaim() {
-            match ra {
-                Ok(_) => Ok(job_b.take_fn()(self)),
-                // `b` never started; it is simply dropped.
-                Err(_) => Err(Box::new(()) as Box<dyn std::any::Any + Send>),
-            }
+        // If `a` panics, `job_b` (on this stack frame) must be reclaimed or waited for
+        // before the frame unwinds; the guard does that without a `catch_unwind` on the
+        // hot path.
+        let guard = ReclaimOnUnwind(self);
+        let ra = a(self);
+        std::mem::forget(guard);
+        if self.pop_or_reclaim() {
+            (ra, job_b.take_fn()(self))
         } else {
             self.wait_for_thief();
-            job_b.take_result()
-        };
-        match (ra, rb) {
-            (Ok(ra), Ok(rb)) => (ra, rb),
-            (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+            match job_b.take_result() {
+                Ok(rb) => (ra, rb),
+                Err(p) => resume_unwind(p),
+            }
         }
     }
 
@@ -313,14 +349,17 @@ impl Worker {
         self.split.set(h + 1);
         self.allstolen.set(true);
         let slot = &d.slots[h];
+        let mut idle = 0u32;
         loop {
             let state = slot.state.load(Ordering::Acquire);
             if state == COMPLETED {
                 break;
             }
             let stolen_back = state >= THIEF_BASE && self.steal_from(state - THIEF_BASE);
-            if !stolen_back && !self.steal_random() {
-                std::hint::spin_loop();
+            if stolen_back || self.steal_random() {
+                idle = 0;
+            } else {
+                idle = backoff(idle);
             }
         }
         self.head.set(h);
@@ -388,13 +427,16 @@ impl Worker {
         CURRENT.with(|c| c.set(&self));
         let shared = Arc::clone(&self.shared);
         let mut idle_since = Instant::now();
+        let mut idle = 0u32;
         loop {
             if shared.shutdown.load(Ordering::Relaxed) {
                 break;
             }
             if shared.active.load(Ordering::Relaxed) > 0 {
-                if !self.steal_random() {
-                    std::hint::spin_loop();
+                if self.steal_random() {
+                    idle = 0;
+                } else {
+                    idle = backoff(idle);
                 }
                 idle_since = Instant::now();
                 continue;
