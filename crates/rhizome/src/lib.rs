@@ -38,6 +38,7 @@
 pub mod memory;
 pub mod message;
 pub mod pool;
+pub mod tasks;
 pub mod transport;
 mod world;
 
