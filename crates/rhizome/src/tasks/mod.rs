@@ -266,7 +266,7 @@ pub(crate) struct Shared {
 
 const NO_HINT: usize = usize::MAX;
 /// How often the main thread handles messages while it has local work (in scheduler steps).
-const POLL_EVERY: u32 = 8;
+const POLL_EVERY: u32 = 2;
 /// The least time between two termination waves.
 const WAVE_GAP: Duration = Duration::from_micros(20);
 /// Most jobs given away for one steal-many request.
@@ -334,18 +334,15 @@ impl Shared {
     }
 
     fn stealable(&self) -> usize {
-        self.injector.len() + self.stealers.iter().map(|s| s.len()).sum::<usize>()
+        self.stealers.iter().map(|s| s.len()).sum::<usize>()
     }
 
-    /// Takes the oldest job from the injector or any local deque.
+    /// Takes the oldest job of any local worker deque for a thief from another PE. Jobs in
+    /// the injector (received from other PEs, or pinned here) are not given away again:
+    /// a stolen job runs on its thief, so jobs cannot bounce between PEs.
     fn steal_any(&self) -> Option<Task> {
         loop {
             let mut retry = false;
-            match self.injector.steal() {
-                Steal::Success(t) => return Some(t),
-                Steal::Retry => retry = true,
-                Steal::Empty => {}
-            }
             for s in self.stealers.iter() {
                 match s.steal() {
                     Steal::Success(t) => return Some(t),
@@ -1147,11 +1144,10 @@ impl TaskCtx {
     /// thief code of an awaited job (leapfrogging).
     fn step(&self, hint: u64) -> bool {
         let sh = &*self.sh;
-        if let Some(m) = &self.main {
-            let t = self.tick.get();
-            if t.is_multiple_of(POLL_EVERY) || self.deque.is_empty() {
-                self.poll_main(m);
-            }
+        if let Some(m) = &self.main
+            && self.tick.get().is_multiple_of(POLL_EVERY)
+        {
+            self.poll_main(m);
         }
         if let Some(t) = self.deque.pop() {
             self.exec(t);
@@ -1191,7 +1187,16 @@ impl TaskCtx {
                 }
             }
         }
-        // The whole PE looks idle: steal from another PE (the awaited job's PE first).
+        // The whole PE looks idle: handle messages (they may bring jobs), then steal from
+        // another PE (the awaited job's PE first).
+        if let Some(m) = &self.main {
+            self.poll_main(m);
+            if let Steal::Success(t) = sh.injector.steal() {
+                t.note_thief(LOCAL_THIEF + self.index as u64);
+                self.exec(t);
+                return true;
+            }
+        }
         if hint >= REMOTE_THIEF {
             sh.leap_hint
                 .store((hint - REMOTE_THIEF) as usize, Ordering::Relaxed);
