@@ -372,3 +372,48 @@ fn repeated_runs_and_idle_pes() {
         tasks.run(ctx, |_| ());
     });
 }
+
+/// Jobs that may cross PEs and closures that may not, mixed in one tree, with steal-many:
+/// the victim must keep the closures (put back) and give away only serializable jobs.
+#[derive(Serialize, Deserialize)]
+struct Mixed(u32);
+impl Job for Mixed {
+    type Output = u64;
+    fn run(self, t: &TaskCtx) -> u64 {
+        if self.0 == 0 {
+            return 1;
+        }
+        let d = self.0 - 1;
+        let a = t.spawn(Mixed(d));
+        let b = t.spawn_local(move |t| Mixed(d).run(t) + 1);
+        let c = t.spawn(Mixed(d));
+        a.get() + b.get() + c.get()
+    }
+}
+
+#[test]
+fn stress_mixed_closures_and_jobs() {
+    // Nodes at depth k: 3^k; the closure adds one per internal node's middle child.
+    fn expect(d: u32) -> u64 {
+        if d == 0 { 1 } else { 3 * expect(d - 1) + 1 }
+    }
+    for &(pes, workers) in &[(1, 2), (2, 2), (4, 1)] {
+        let r = World::builder()
+            .pes(pes)
+            .workers(workers)
+            .run(|ctx| {
+                let tasks = tasks(ctx);
+                tasks.register::<Mixed>();
+                tasks.set_steal_policy(StealPolicy::Half);
+                let mut out = Vec::new();
+                for _ in 0..3 {
+                    out.push(tasks.run(ctx, |t| t.spawn(Mixed(7)).get()));
+                }
+                out
+            })
+            .unwrap();
+        for pe in r {
+            assert_eq!(pe, vec![expect(7); 3], "{pes} PEs x {workers}");
+        }
+    }
+}

@@ -182,7 +182,8 @@ impl<T> Future<T> {
     }
 
     /// Blocks until the value is there. On a worker of the task runtime this runs other
-    /// jobs meanwhile; on any other thread it spins and yields.
+    /// jobs meanwhile (see "Blocking and deadlock" in the [module docs](super)); on any
+    /// other thread it spins and yields.
     pub fn wait(&self) {
         if self.state.is_ready() {
             return;

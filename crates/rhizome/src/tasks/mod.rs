@@ -63,6 +63,15 @@
 //! two consecutive equal waves with created = completed mean every job has completed
 //! (the four-counter method), and PE 0 tells everyone to stop.
 //!
+//! # Blocking and deadlock
+//! A worker blocked in `get` runs other jobs *on its own stack* (there are no green
+//! threads), as the job stacks of the unified-futures paper do. This is deadlock-free for
+//! fork-join use: a job waits for futures of jobs it spawned (directly or through its
+//! descendants), for ready futures, or for jobs that wait on nothing. A job that waits for
+//! a sibling which itself waits for yet another job can deadlock, because the awaited job
+//! may be stuck below the waiter on the same stack; wait for such futures in the body (or
+//! a common ancestor) before spawning the jobs that need them.
+//!
 //! Messages are handled by the PE's main thread (the one holding the [`Ctx`]) whenever it
 //! is between jobs, when it spawns, and when it waits; a job that computes for long
 //! without spawning can call [`TaskCtx::poll`] so steal requests are answered.
