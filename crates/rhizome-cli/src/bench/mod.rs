@@ -1,6 +1,7 @@
 //! `rhizome bench`: runtime benchmarks with a human table and JSON records.
 
 mod comm;
+mod dense;
 mod fib;
 mod record;
 mod tasks;
@@ -21,7 +22,7 @@ enum BenchKind {
     /// Communication: get/put/atomics latency and rate, AM round trip, aggregated
     /// message rate, barrier and allreduce.
     Comm(comm::CommArgs),
-    /// Futures and cluster work stealing: fib, nqueens, uts, pingpong.
+    /// Futures and cluster work stealing: fib, nqueens, uts, pingpong, qsort, matmul, lu.
     Tasks(tasks::TasksArgs),
 }
 

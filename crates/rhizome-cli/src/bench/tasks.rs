@@ -2,6 +2,7 @@
 //! kernels (fib, nqueens, UTS, pingpong). Each kernel checks its result; the time is the
 //! median of `--repeat` runs, compared with the plain sequential code in the same process.
 
+use super::dense;
 use super::record::{Record, print_table, write_json};
 use super::uts;
 use crate::RuntimeOpts;
@@ -11,6 +12,7 @@ use rhizome::World;
 use rhizome::tasks::{Future, Job, Stats, StealPolicy, TaskCtx, Tasks};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -24,6 +26,13 @@ enum Kernel {
     Uts,
     /// Job round trip: N times (default 20000) `async_on(other PE, job)` then `get`.
     Pingpong,
+    /// Quicksort of N doubles (default 100000), sequential below `--cutoff` (default 1000).
+    Qsort,
+    /// Dense N x N matrix product (default 768), jobs of `--cutoff` rows (default 16).
+    Matmul,
+    /// Tiled LU of an N x N matrix (default 2000) in `--cutoff` x `--cutoff` tiles
+    /// (default 200); checks the residual. The time excludes the residual check.
+    Lu,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -270,12 +279,32 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
             let n = args.n.unwrap_or(20_000).max(1);
             (format!("pingpong x{n}"), n, 0, None)
         }
+        Kernel::Qsort => {
+            let n = args.n.unwrap_or(100_000).max(1);
+            let c = args.cutoff.unwrap_or(1000);
+            (format!("qsort({n}) cutoff {c}"), n, c, None)
+        }
+        Kernel::Matmul => {
+            let n = args.n.unwrap_or(768).max(1);
+            let c = args.cutoff.unwrap_or(16);
+            (format!("matmul({n}) rows {c}"), n, c, None)
+        }
+        Kernel::Lu => {
+            let n = args.n.unwrap_or(2000);
+            let c = args.cutoff.unwrap_or(200);
+            if c == 0 || !n.is_multiple_of(c) {
+                bail!("lu: N ({n}) must be a multiple of the tile size --cutoff ({c})");
+            }
+            (format!("lu({n}) tiles {c}"), n, c, None)
+        }
     };
+    let inputs = Arc::new(Inputs::new(kernel, n, cutoff));
     let expected: Option<u64> = match kernel {
         Kernel::Fib => None,
         Kernel::Nqueens => Some(NQ[n as usize]),
         Kernel::Uts => tree.map(|(_, s)| s),
         Kernel::Pingpong => Some(n),
+        Kernel::Qsort | Kernel::Matmul | Kernel::Lu => None,
     };
 
     // Sequential reference.
@@ -285,6 +314,7 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
         let mut result = 0;
         for _ in 0..repeat {
             let t0 = Instant::now();
+            let mut lu_secs = None;
             result = match kernel {
                 Kernel::Fib => fib_seq(n),
                 Kernel::Nqueens => nq_seq((1u32 << n) - 1, 0, 0, 0),
@@ -292,9 +322,14 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
                     let (p, _) = tree.expect("uts has a tree");
                     p.count(vec![p.root()])
                 }
+                Kernel::Qsort | Kernel::Matmul | Kernel::Lu => {
+                    let (r, secs) = inputs.run(kernel, None);
+                    lu_secs = (kernel == Kernel::Lu).then_some(secs);
+                    r
+                }
                 Kernel::Pingpong => unreachable!(),
             };
-            times.push(t0.elapsed().as_secs_f64());
+            times.push(lu_secs.unwrap_or_else(|| t0.elapsed().as_secs_f64()));
         }
         if let Some(e) = expected
             && e != result
@@ -319,6 +354,9 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
                 .register::<Queens>()
                 .register::<Uts>()
                 .register::<Ping>()
+                .register::<dense::Sort>()
+                .register::<dense::MatMul>()
+                .register::<dense::LuJob>()
                 .set_steal_policy(policy)
                 .set_initial_sharing(sharing);
             let mut out = Vec::new();
@@ -362,6 +400,7 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
                             }
                             (ok, t1.elapsed().as_secs_f64() * 1e6 / n as f64)
                         }
+                        Kernel::Qsort | Kernel::Matmul | Kernel::Lu => inputs.run(kernel, Some(t)),
                     })
                 });
                 let secs = t0.elapsed().as_secs_f64();
@@ -476,4 +515,95 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
         write_json(path, &records)?;
     }
     Ok(())
+}
+
+/// Inputs of the data kernels, made once, and their runs (sequential with `t = None`).
+/// Results are 64-bit hashes of the output bits: the parallel code does the same
+/// floating-point operations in the same order per element, so they match exactly.
+struct Inputs {
+    data: Vec<f64>,
+    b: Arc<Vec<f64>>,
+    tiles: Vec<Vec<dense::Tile>>,
+    n: usize,
+    cutoff: usize,
+}
+
+fn hash_bits(v: impl IntoIterator<Item = f64>) -> u64 {
+    v.into_iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
+        (h ^ x.to_bits()).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+impl Inputs {
+    fn new(kernel: Kernel, n: u64, cutoff: u64) -> Inputs {
+        let n = n as usize;
+        let cutoff = cutoff as usize;
+        let mut me = Inputs {
+            data: Vec::new(),
+            b: Arc::new(Vec::new()),
+            tiles: Vec::new(),
+            n,
+            cutoff,
+        };
+        match kernel {
+            Kernel::Qsort => me.data = dense::random_doubles(n, 7),
+            Kernel::Matmul => {
+                me.data = dense::random_doubles(n * n, 1);
+                me.b = Arc::new(dense::random_doubles(n * n, 2));
+            }
+            Kernel::Lu => me.tiles = dense::lu_input(n / cutoff, cutoff, 3),
+            _ => {}
+        }
+        me
+    }
+
+    /// Runs the kernel; returns the result hash and, for LU, the factorisation time in
+    /// seconds (the residual is checked after it, untimed).
+    fn run(&self, kernel: Kernel, t: Option<&TaskCtx>) -> (u64, f64) {
+        match kernel {
+            Kernel::Qsort => {
+                let out = match t {
+                    Some(t) => dense::Sort {
+                        data: self.data.clone(),
+                        cutoff: self.cutoff,
+                    }
+                    .run(t),
+                    None => {
+                        let mut d = self.data.clone();
+                        d.sort_unstable_by(f64::total_cmp);
+                        d
+                    }
+                };
+                assert_eq!(out.len(), self.data.len(), "qsort lost elements");
+                assert!(out.is_sorted_by(|a, b| a <= b), "qsort output not sorted");
+                (hash_bits(out), 0.0)
+            }
+            Kernel::Matmul => {
+                let c = match t {
+                    Some(t) => dense::MatMul {
+                        a_rows: self.data.clone(),
+                        b: Arc::clone(&self.b),
+                        n: self.n,
+                        cutoff: self.cutoff,
+                    }
+                    .run(t),
+                    None => dense::matmul_rows(&self.data, &self.b, self.n),
+                };
+                (hash_bits(c), 0.0)
+            }
+            Kernel::Lu => {
+                let mut f = self.tiles.clone();
+                let t0 = Instant::now();
+                dense::lu(&mut f, self.cutoff, t);
+                let secs = t0.elapsed().as_secs_f64();
+                let r = dense::lu_residual(&self.tiles, &f, self.cutoff);
+                assert!(r < 1e-9, "lu residual {r:e} is not below 1e-9");
+                (
+                    hash_bits(f.iter().flatten().flat_map(|t| t.iter().copied())),
+                    secs,
+                )
+            }
+            _ => unreachable!("not a data kernel"),
+        }
+    }
 }

@@ -382,7 +382,7 @@ impl Shared {
     }
 
     /// Handles one scheduler message (on the main thread).
-    fn handle(&self, ctx: &Ctx, am: Am<Vec<u8>>, m: Msg) {
+    fn handle(&self, ctx: &Ctx, am: Am<Bytes>, m: Msg) {
         match m {
             Msg::StealReq { thief, many } => {
                 let avail = self.stealable();
@@ -502,7 +502,7 @@ impl Shared {
     }
 
     /// PE 0: starts a termination wave if none runs and the last one is old enough.
-    fn maybe_start_wave(&self, ctx: &Ctx, am: Am<Vec<u8>>) {
+    fn maybe_start_wave(&self, ctx: &Ctx, am: Am<Bytes>) {
         let mut w = self.wave.lock().unwrap_or_else(|e| e.into_inner());
         if w.active || w.last.is_some_and(|t| t.elapsed() < WAVE_GAP) {
             return;
@@ -527,7 +527,7 @@ impl Shared {
         ctx.flush();
     }
 
-    fn end_wave(&self, ctx: &Ctx, am: Am<Vec<u8>>, w: &mut Wave) {
+    fn end_wave(&self, ctx: &Ctx, am: Am<Bytes>, w: &mut Wave) {
         w.active = false;
         let sums = w.sums;
         if sums.0 == sums.1 && w.previous == Some(sums) {
@@ -541,9 +541,30 @@ impl Shared {
     }
 }
 
-fn send_msg(ctx: &Ctx, am: Am<Vec<u8>>, pe: usize, m: &Msg) {
+fn send_msg(ctx: &Ctx, am: Am<Bytes>, pe: usize, m: &Msg) {
     let bytes = postcard::to_stdvec(m).expect("scheduler messages encode");
-    ctx.send(pe, am, &bytes);
+    ctx.send(pe, am, &Bytes(bytes));
+}
+
+/// A length-prefixed byte string copied as one block (jobs can be megabytes).
+struct Bytes(Vec<u8>);
+
+impl crate::Message for Bytes {
+    fn encode(&self, out: &mut Vec<u8>) {
+        (self.0.len() as u64).encode(out);
+        out.extend_from_slice(&self.0);
+    }
+    fn decode(input: &mut &[u8]) -> Self {
+        let n = u64::decode(input) as usize;
+        assert!(
+            input.len() >= n,
+            "rhizome: scheduler message truncated ({n} bytes announced, {} left)",
+            input.len()
+        );
+        let (head, tail) = input.split_at(n);
+        *input = tail;
+        Bytes(head.to_vec())
+    }
 }
 
 /// A job whose future lives on this PE, or on PE `owner` under `id`.
@@ -671,7 +692,7 @@ impl TaskObj for Pinned {
 /// The task scheduler of one PE. See the [module documentation](self).
 pub struct Tasks {
     sh: Arc<Shared>,
-    am: Am<Vec<u8>>,
+    am: Am<Bytes>,
     stats: Cell<Stats>,
 }
 
@@ -712,10 +733,10 @@ impl Tasks {
             rng: AtomicU64::new(0x9E37_79B9_7F4A_7C15 ^ (ctx.my_pe() as u64 + 1) << 17),
         });
         let sh2 = Arc::clone(&sh);
-        let am_cell: Rc<Cell<Option<Am<Vec<u8>>>>> = Rc::new(Cell::new(None));
+        let am_cell: Rc<Cell<Option<Am<Bytes>>>> = Rc::new(Cell::new(None));
         let am_cell2 = Rc::clone(&am_cell);
-        let am = ctx.register(move |ctx: &Ctx, bytes: Vec<u8>| {
-            let m: Msg = postcard::from_bytes(&bytes).expect("scheduler messages decode");
+        let am = ctx.register(move |ctx: &Ctx, bytes: Bytes| {
+            let m: Msg = postcard::from_bytes(&bytes.0).expect("scheduler messages decode");
             let am = am_cell2.get().expect("registered before any message");
             sh2.handle(ctx, am, m);
         });
@@ -902,7 +923,7 @@ impl Drop for StopGuard<'_> {
 /// What only the PE's main thread has: the context for messages.
 struct MainCtx {
     ctx: &'static Ctx,
-    am: Am<Vec<u8>>,
+    am: Am<Bytes>,
     body_done: Cell<bool>,
 }
 
@@ -1147,6 +1168,12 @@ impl TaskCtx {
         self.tick.set(self.tick.get().wrapping_add(1));
         self.jobs.set(self.jobs.get() + 1);
         t.run(self);
+        // A result for another PE leaves at once (job round-trip latency).
+        if let Some(m) = &self.main
+            && !self.sh.out_rx.is_empty()
+        {
+            self.poll_main(m);
+        }
     }
 
     /// One scheduling step: runs one job if there is one anywhere reachable. `hint` is the
