@@ -208,7 +208,26 @@ struct Rep {
     value: f64,
     result: u64,
     stats: Stats,
+    /// Cores this process used on average during the run (CPU time over wall time).
+    cores: f64,
 }
+
+/// CPU seconds (user + system) used by this process so far; 0 where unknown.
+fn process_cpu_secs() -> f64 {
+    // Fields 14 and 15 of /proc/self/stat, in clock ticks of 1/100 s on Linux.
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let Some(rest) = stat.rsplit(')').next() else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// The residual of the last parallel LU (bits of an f64), for the summary line.
+static LU_RESIDUAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn stats_vec(s: &Stats) -> Vec<u64> {
     vec![
@@ -362,6 +381,7 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
             let mut out = Vec::new();
             for _ in 0..repeat {
                 ctx.barrier();
+                let cpu0 = process_cpu_secs();
                 let t0 = Instant::now();
                 let r = tasks.run(ctx, |t| {
                     if t.my_pe() != 0 {
@@ -404,6 +424,7 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
                     })
                 });
                 let secs = t0.elapsed().as_secs_f64();
+                let cores = (process_cpu_secs() - cpu0) / secs;
                 let all = ctx.gather(stats_vec(&tasks.stats()), 0);
                 if let (Some((result, rtt)), Some(all)) = (r, all) {
                     let per_pe: Vec<Stats> = all.iter().map(|v| stats_from(v)).collect();
@@ -415,6 +436,7 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
                         },
                         result,
                         stats: Stats::sum(&per_pe),
+                        cores,
                     });
                 }
             }
@@ -501,9 +523,21 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
         "us",
         None,
     ));
+    records.push(rec(
+        format!("tasks {label} cores used"),
+        rep.cores,
+        "cores",
+        None,
+    ));
+    let residual = f64::from_bits(LU_RESIDUAL.load(std::sync::atomic::Ordering::Relaxed));
     println!(
-        "{label}: result {} ({}), {pes} PEs x {workers} workers, median of {repeat}",
+        "{label}: result {}{} ({}), {pes} PEs x {workers} workers, median of {repeat}",
         rep.result,
+        if kernel == Kernel::Lu {
+            format!(", residual {residual:.2e}")
+        } else {
+            String::new()
+        },
         match expected {
             Some(_) => "checked against the known value",
             None if seq.is_some() => "checked against the sequential code",
@@ -598,6 +632,9 @@ impl Inputs {
                 let secs = t0.elapsed().as_secs_f64();
                 let r = dense::lu_residual(&self.tiles, &f, self.cutoff);
                 assert!(r < 1e-9, "lu residual {r:e} is not below 1e-9");
+                if t.is_some() {
+                    LU_RESIDUAL.store(r.to_bits(), std::sync::atomic::Ordering::Relaxed);
+                }
                 (
                     hash_bits(f.iter().flatten().flat_map(|t| t.iter().copied())),
                     secs,
