@@ -417,3 +417,23 @@ fn stress_mixed_closures_and_jobs() {
         }
     }
 }
+
+#[test]
+fn a_future_outlives_its_run() {
+    on_all("outlive", |ctx| {
+        let tasks = tasks(ctx);
+        let f = tasks.run(ctx, |t| {
+            let f = t.spawn(Fib(9));
+            // Exported in this run (its export table is cleared at the end).
+            let n = t.num_pes();
+            assert_eq!(t.async_on((t.my_pe() + 1) % n, AddOne(f.clone())).get(), 35);
+            f
+        });
+        assert!(f.is_ready());
+        let g = tasks.run(ctx, |t| {
+            let n = t.num_pes();
+            t.async_on((t.my_pe() + 1) % n, AddOne(f.clone())).get()
+        });
+        assert_eq!(g, 35);
+    });
+}

@@ -301,28 +301,30 @@ impl<T: Serialize + DeserializeOwned + Send + 'static> Serialize for Future<T> {
                         "rhizome: a Future can only be serialized inside Tasks::run",
                     )
                 })?;
-                let id = *self.state.export_id.get_or_init(|| {
-                    let id = sh.next_id();
-                    let st = Arc::clone(&self.state);
-                    let any: Arc<dyn Any + Send + Sync> = st.clone();
-                    let subscribe = Box::new(move |sh: &Shared, pe: u32, sub: u64| {
-                        let out = sh.outbox_sender();
-                        st.on_ready(Box::new(move |r| {
-                            let _ = out.send((
-                                pe as usize,
-                                super::Msg::Value {
-                                    id: sub,
-                                    bytes: encode_result(r),
-                                },
-                            ));
-                        }));
+                let id = *self.state.export_id.get_or_init(|| sh.next_id());
+                // (Re-)register: the table is cleared at the end of every run.
+                sh.exports
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry(id)
+                    .or_insert_with(|| {
+                        let st = Arc::clone(&self.state);
+                        let any: Arc<dyn Any + Send + Sync> = st.clone();
+                        let subscribe: Subscribe =
+                            Box::new(move |sh: &Shared, pe: u32, sub: u64| {
+                                let out = sh.outbox_sender();
+                                st.on_ready(Box::new(move |r| {
+                                    let _ = out.send((
+                                        pe as usize,
+                                        super::Msg::Value {
+                                            id: sub,
+                                            bytes: encode_result(r),
+                                        },
+                                    ));
+                                }));
+                            });
+                        Export { any, subscribe }
                     });
-                    sh.exports
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(id, Export { any, subscribe });
-                    id
-                });
                 (sh.pe as u32, id)
             }
         };

@@ -1281,11 +1281,20 @@ impl TaskCtx {
     }
 }
 
+/// Idle steps a worker spins, then yields, before it naps between steps.
+const IDLE_SPINS: u32 = 64;
+const IDLE_YIELDS: u32 = 2048;
+/// A nap of a long-idle worker: short enough for steal latency, long enough to leave
+/// the core to busy threads when the machine is oversubscribed.
+const IDLE_NAP: Duration = Duration::from_micros(20);
+
 fn backoff(idle: u32) -> u32 {
-    if idle < 64 {
+    if idle < IDLE_SPINS {
         std::hint::spin_loop();
-    } else {
+    } else if idle < IDLE_YIELDS {
         std::thread::yield_now();
+    } else {
+        std::thread::sleep(IDLE_NAP);
     }
     idle.saturating_add(1)
 }
