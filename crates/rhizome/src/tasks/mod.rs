@@ -278,6 +278,8 @@ const NO_HINT: usize = usize::MAX;
 const POLL_EVERY: u32 = 2;
 /// The least time between two termination waves.
 const WAVE_GAP: Duration = Duration::from_micros(20);
+/// Idle steps a waiting worker makes before it asks other PEs for work.
+const REMOTE_GRACE: u32 = 32;
 /// Most jobs given away for one steal-many request.
 const MAX_BATCH: usize = 64;
 
@@ -1072,7 +1074,7 @@ impl TaskCtx {
                 if self.sh.stop.load(Ordering::Acquire) {
                     future::stopped();
                 }
-                if !self.step(NO_THIEF) {
+                if !self.step(NO_THIEF, true) {
                     std::hint::spin_loop();
                 }
             }
@@ -1178,7 +1180,7 @@ impl TaskCtx {
 
     /// One scheduling step: runs one job if there is one anywhere reachable. `hint` is the
     /// thief code of an awaited job (leapfrogging).
-    fn step(&self, hint: u64) -> bool {
+    fn step(&self, hint: u64, remote: bool) -> bool {
         let sh = &*self.sh;
         if let Some(m) = &self.main
             && self.tick.get().is_multiple_of(POLL_EVERY)
@@ -1238,7 +1240,8 @@ impl TaskCtx {
                 .store((hint - REMOTE_THIEF) as usize, Ordering::Relaxed);
         }
         match &self.main {
-            Some(m) => self.request_remote(m),
+            Some(m) if remote => self.request_remote(m),
+            Some(_) => {}
             None => sh.hungry.store(true, Ordering::Relaxed),
         }
         false
@@ -1251,7 +1254,9 @@ impl TaskCtx {
             if self.sh.stop.load(Ordering::Acquire) {
                 future::stopped();
             }
-            if self.step(st.thief.load(Ordering::Relaxed)) {
+            // A short grace before stealing from other PEs: a quick remote job (a round
+            // trip) should not be slowed down by steal traffic.
+            if self.step(st.thief.load(Ordering::Relaxed), idle >= REMOTE_GRACE) {
                 idle = 0;
             } else {
                 idle = backoff(idle);
@@ -1266,7 +1271,7 @@ impl TaskCtx {
             if self.sh.stop.load(Ordering::Acquire) {
                 return;
             }
-            if self.step(NO_THIEF) {
+            if self.step(NO_THIEF, true) {
                 idle = 0;
                 continue;
             }
