@@ -26,7 +26,8 @@ fn tasks(ctx: &Ctx) -> Tasks {
         .register::<Boom>()
         .register::<WhereAmI>()
         .register::<AddOne>()
-        .register::<Sum>();
+        .register::<Sum>()
+        .register::<Leaf>();
     t
 }
 
@@ -41,6 +42,21 @@ impl Job for Fib {
         let a = t.spawn(Fib(self.0 - 1));
         let b = Fib(self.0 - 2).run(t);
         a.get() + b
+    }
+}
+
+/// Fibonacci computed sequentially: a job that waits for nothing, so its future may be
+/// awaited by any job (see "Blocking and deadlock" in the tasks module docs).
+#[derive(Serialize, Deserialize)]
+struct Leaf(u64);
+impl Job for Leaf {
+    type Output = u64;
+    fn run(self, _t: &TaskCtx) -> u64 {
+        let (mut a, mut b) = (0u64, 1u64);
+        for _ in 0..self.0 {
+            (a, b) = (b, a + b);
+        }
+        a
     }
 }
 
@@ -238,8 +254,9 @@ fn async_on_runs_where_asked_and_futures_cross_pes() {
             for (pe, f) in fs {
                 assert_eq!(f.get().0, pe as u64);
             }
-            // A future made here, read by a job on the next PE, while still pending.
-            let slow = t.spawn(Fib(15));
+            // A future made here, read by a job on the next PE, while still pending. (A
+            // leaf: a job that waits may only await its own descendants or leaves.)
+            let slow = t.spawn(Leaf(15));
             let next = (me + 1) % n;
             let g = t.async_on(next, AddOne(slow.clone()));
             let h = t.async_on(next, AddOne(make_future(41)));
@@ -314,7 +331,7 @@ fn many_outstanding_futures() {
     on_all("many", |ctx| {
         let tasks = tasks(ctx);
         let r = tasks.run(ctx, |t| {
-            let fs: Vec<Future<u64>> = (0..5000u64).map(|i| t.spawn(Fib(i % 12))).collect();
+            let fs: Vec<Future<u64>> = (0..5000u64).map(|i| t.spawn(Leaf(i % 12))).collect();
             let locals: Vec<Future<u64>> =
                 (0..2000u64).map(|i| t.spawn_local(move |_| i)).collect();
             // Ready checks never block.
@@ -423,7 +440,7 @@ fn a_future_outlives_its_run() {
     on_all("outlive", |ctx| {
         let tasks = tasks(ctx);
         let f = tasks.run(ctx, |t| {
-            let f = t.spawn(Fib(9));
+            let f = t.spawn(Leaf(9));
             // Exported in this run (its export table is cleared at the end).
             let n = t.num_pes();
             assert_eq!(t.async_on((t.my_pe() + 1) % n, AddOne(f.clone())).get(), 35);
@@ -436,4 +453,18 @@ fn a_future_outlives_its_run() {
         });
         assert_eq!(g, 35);
     });
+}
+
+#[test]
+fn an_unregistered_job_type_is_a_clear_error() {
+    let r = World::builder().pes(2).run(|ctx| {
+        let tasks = Tasks::new(ctx);
+        if ctx.my_pe() == 0 {
+            tasks.register::<Fib>();
+        }
+        // PE 0's first spawned job goes to PE 1 (initial sharing), which cannot decode it.
+        tasks.run(ctx, |t| (t.my_pe() == 0).then(|| t.spawn(Fib(20)).get()))
+    });
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("has not registered"), "{e}");
 }

@@ -66,11 +66,13 @@
 //! # Blocking and deadlock
 //! A worker blocked in `get` runs other jobs *on its own stack* (there are no green
 //! threads), as the job stacks of the unified-futures paper do. This is deadlock-free for
-//! fork-join use: a job waits for futures of jobs it spawned (directly or through its
-//! descendants), for ready futures, or for jobs that wait on nothing. A job that waits for
-//! a sibling which itself waits for yet another job can deadlock, because the awaited job
-//! may be stuck below the waiter on the same stack; wait for such futures in the body (or
-//! a common ancestor) before spawning the jobs that need them.
+//! fork-join use: a job waits only for futures of jobs it spawned itself (directly or
+//! through its descendants), for ready futures, or for *leaf* jobs (jobs that never wait).
+//! A job that waits for any other future can deadlock: the awaited job may itself be
+//! blocked below the waiter on the same worker's stack (e.g. job `A` waits for a future of
+//! job `B`, `B` spawned children and waits for them, and a worker blocked in `B` picks up
+//! `A`). The body of [`Tasks::run`] may wait for anything. To pass a non-leaf future into
+//! other jobs, wait for it in a common ancestor first, or pass the value instead.
 //!
 //! Messages are handled by the PE's main thread (the one holding the [`Ctx`]) whenever it
 //! is between jobs, when it spawns, and when it waits; a job that computes for long
