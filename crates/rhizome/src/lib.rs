@@ -36,9 +36,12 @@
 //! - [`memory`]: global pointers, one-sided access, ordering guarantees.
 //! - [`message`]: the byte encoding of message payloads.
 //! - [`pool`]: the fork-join work-stealing pool inside one PE.
+//! - [`tasks`]: futures (`spawn`/`async_on`/`get`/`.await`) over hierarchical work stealing
+//!   across the workers of a PE and across PEs.
 pub mod memory;
 pub mod message;
 pub mod pool;
+pub mod tasks;
 pub mod transport;
 mod world;
 

@@ -1,8 +1,11 @@
 //! `rhizome bench`: runtime benchmarks with a human table and JSON records.
 
 mod comm;
+mod dense;
 mod fib;
 mod record;
+mod tasks;
+mod uts;
 
 use clap::{Args, Subcommand};
 
@@ -19,11 +22,14 @@ enum BenchKind {
     /// Communication: get/put/atomics latency and rate, AM round trip, aggregated
     /// message rate, barrier and allreduce.
     Comm(comm::CommArgs),
+    /// Futures and cluster work stealing: fib, nqueens, uts, pingpong, qsort, matmul, lu.
+    Tasks(tasks::TasksArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.kind {
         BenchKind::Fib(a) => fib::run(a),
         BenchKind::Comm(a) => comm::run(a),
+        BenchKind::Tasks(a) => tasks::run(a),
     }
 }

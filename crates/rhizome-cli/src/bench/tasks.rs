@@ -1,0 +1,646 @@
+//! `rhizome bench tasks KERNEL [N]`: futures and cluster work stealing on task-parallel
+//! kernels (fib, nqueens, UTS, pingpong). Each kernel checks its result; the time is the
+//! median of `--repeat` runs, compared with the plain sequential code in the same process.
+
+use super::dense;
+use super::record::{Record, print_table, write_json};
+use super::uts;
+use crate::RuntimeOpts;
+use anyhow::{Context as _, bail};
+use clap::{Args, ValueEnum};
+use rhizome::World;
+use rhizome::tasks::{Future, Job, Stats, StealPolicy, TaskCtx, Tasks};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Kernel {
+    /// Naive Fibonacci, N default 40, sequential below `--cutoff` (default 25).
+    Fib,
+    /// Solutions of the N-queens problem, N default 14, sequential from row `--cutoff`
+    /// (default 4).
+    Nqueens,
+    /// Unbalanced tree search on the sample tree `--tree` (T1, T2, T3, T5, T1L, T2L, T3L).
+    Uts,
+    /// Job round trip: N times (default 20000) `async_on(other PE, job)` then `get`.
+    Pingpong,
+    /// Quicksort of N doubles (default 100000), sequential below `--cutoff` (default 1000).
+    Qsort,
+    /// Dense N x N matrix product (default 768), jobs of `--cutoff` rows (default 16).
+    Matmul,
+    /// Tiled LU of an N x N matrix (default 2000) in `--cutoff` x `--cutoff` tiles
+    /// (default 200); checks the residual. The time excludes the residual check.
+    Lu,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum StealArg {
+    One,
+    Half,
+}
+
+#[derive(Args)]
+pub struct TasksArgs {
+    /// The kernel.
+    #[arg(value_enum)]
+    kernel: Kernel,
+    /// Problem size (see the kernel).
+    n: Option<u64>,
+    /// Sequential cutoff (see the kernel).
+    #[arg(long)]
+    cutoff: Option<u64>,
+    /// UTS sample tree.
+    #[arg(long, default_value = "T1")]
+    tree: String,
+    /// Repetitions (the median time is reported).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    /// Jobs a PE gives for one steal request from another PE.
+    #[arg(long, value_enum, default_value_t = StealArg::One)]
+    steal: StealArg,
+    /// Skip the sequential reference run (no speedup then).
+    #[arg(long)]
+    no_seq: bool,
+    /// Disable the initial work-sharing phase.
+    #[arg(long)]
+    no_sharing: bool,
+    /// Write JSON records to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    #[command(flatten)]
+    runtime: RuntimeOpts,
+}
+
+// ----- kernels -----
+
+fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Fib {
+    n: u64,
+    cutoff: u64,
+}
+impl Job for Fib {
+    type Output = u64;
+    fn run(self, t: &TaskCtx) -> u64 {
+        if self.n < self.cutoff.max(2) {
+            return fib_seq(self.n);
+        }
+        let a = t.spawn(Fib {
+            n: self.n - 1,
+            cutoff: self.cutoff,
+        });
+        let b = Fib {
+            n: self.n - 2,
+            cutoff: self.cutoff,
+        }
+        .run(t);
+        a.get() + b
+    }
+}
+
+fn nq_seq(all: u32, cols: u32, d1: u32, d2: u32) -> u64 {
+    if cols == all {
+        return 1;
+    }
+    let mut free = all & !(cols | d1 | d2);
+    let mut count = 0;
+    while free != 0 {
+        let bit = free & free.wrapping_neg();
+        free ^= bit;
+        count += nq_seq(all, cols | bit, (d1 | bit) << 1, (d2 | bit) >> 1);
+    }
+    count
+}
+
+/// Known numbers of N-queens solutions, N = 0..=16.
+const NQ: [u64; 17] = [
+    1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512,
+];
+
+#[derive(Serialize, Deserialize)]
+struct Queens {
+    all: u32,
+    cols: u32,
+    d1: u32,
+    d2: u32,
+    cutoff: u32,
+}
+impl Job for Queens {
+    type Output = u64;
+    fn run(self, t: &TaskCtx) -> u64 {
+        if self.cols.count_ones() >= self.cutoff || self.cols == self.all {
+            return nq_seq(self.all, self.cols, self.d1, self.d2);
+        }
+        let mut free = self.all & !(self.cols | self.d1 | self.d2);
+        let mut kids: Vec<Future<u64>> = Vec::new();
+        while free != 0 {
+            let bit = free & free.wrapping_neg();
+            free ^= bit;
+            kids.push(t.spawn(Queens {
+                all: self.all,
+                cols: self.cols | bit,
+                d1: (self.d1 | bit) << 1,
+                d2: (self.d2 | bit) >> 1,
+                cutoff: self.cutoff,
+            }));
+        }
+        kids.iter().rev().map(|f| f.get()).sum()
+    }
+}
+
+/// Nodes a UTS job expands between two splits of its stack.
+const UTS_SPLIT_EVERY: u32 = 1024;
+
+#[derive(Serialize, Deserialize)]
+struct Uts {
+    p: uts::Params,
+    nodes: Vec<uts::Node>,
+}
+impl Job for Uts {
+    type Output = u64;
+    fn run(self, t: &TaskCtx) -> u64 {
+        let p = self.p;
+        let mut stack = self.nodes;
+        let mut count = 0u64;
+        let mut kids: Vec<Future<u64>> = Vec::new();
+        let mut since = 0;
+        while let Some(n) = stack.pop() {
+            count += 1;
+            p.expand(&n, &mut stack);
+            since += 1;
+            if since == UTS_SPLIT_EVERY {
+                since = 0;
+                // Give the older (shallower) half of the stack away as a job.
+                if stack.len() >= 2 {
+                    let nodes: Vec<uts::Node> = stack.drain(..stack.len() / 2).collect();
+                    kids.push(t.spawn(Uts { p, nodes }));
+                }
+                t.poll();
+            }
+        }
+        count + kids.iter().rev().map(|f| f.get()).sum::<u64>()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Ping(u64);
+impl Job for Ping {
+    type Output = u64;
+    fn run(self, _t: &TaskCtx) -> u64 {
+        self.0 + 1
+    }
+}
+
+// ----- driver -----
+
+/// What one repetition reports on PE 0: seconds (or µs per round trip), the result, and
+/// the summed scheduler counters.
+struct Rep {
+    value: f64,
+    result: u64,
+    stats: Stats,
+    /// Cores this process used on average during the run (CPU time over wall time).
+    cores: f64,
+}
+
+/// CPU seconds (user + system) used by this process so far; 0 where unknown.
+fn process_cpu_secs() -> f64 {
+    // Fields 14 and 15 of /proc/self/stat, in clock ticks of 1/100 s on Linux.
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let Some(rest) = stat.rsplit(')').next() else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// The residual of the last parallel LU (bits of an f64), for the summary line.
+static LU_RESIDUAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn stats_vec(s: &Stats) -> Vec<u64> {
+    vec![
+        s.jobs_run,
+        s.local_steals,
+        s.remote_steals,
+        s.steal_requests,
+        s.steal_successes,
+        s.shared_in,
+        s.steal_latency_ns,
+        s.remote_runs,
+    ]
+}
+
+fn stats_from(v: &[u64]) -> Stats {
+    Stats {
+        jobs_run: v[0],
+        local_steals: v[1],
+        remote_steals: v[2],
+        steal_requests: v[3],
+        steal_successes: v[4],
+        shared_in: v[5],
+        steal_latency_ns: v[6],
+        remote_runs: v[7],
+    }
+}
+
+fn median_by(mut v: Vec<Rep>) -> Rep {
+    v.sort_by(|a, b| a.value.total_cmp(&b.value));
+    let mid = v.len() / 2;
+    v.swap_remove(mid)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+pub fn run(args: TasksArgs) -> anyhow::Result<()> {
+    let pes = args.runtime.pes.unwrap_or(1);
+    let workers = args.runtime.workers.unwrap_or(1);
+    let repeat = args.repeat.max(1);
+    let kernel = args.kernel;
+    let (label, n, cutoff, tree) = match kernel {
+        Kernel::Fib => {
+            let n = args.n.unwrap_or(40);
+            let c = args.cutoff.unwrap_or(25);
+            (format!("fib({n}) cutoff {c}"), n, c, None)
+        }
+        Kernel::Nqueens => {
+            let n = args.n.unwrap_or(14);
+            if !(1..=16).contains(&n) {
+                bail!("nqueens N must be in 1..=16, not {n}");
+            }
+            let c = args.cutoff.unwrap_or(4);
+            (format!("nqueens({n}) cutoff {c}"), n, c, None)
+        }
+        Kernel::Uts => {
+            let (p, size) = uts::sample(&args.tree).with_context(|| {
+                format!(
+                    "unknown UTS tree {:?} (known: T1, T2, T3, T5, T1L, T2L, T3L)",
+                    args.tree
+                )
+            })?;
+            (format!("uts {}", args.tree), 0, 0, Some((p, size)))
+        }
+        Kernel::Pingpong => {
+            let n = args.n.unwrap_or(20_000).max(1);
+            (format!("pingpong x{n}"), n, 0, None)
+        }
+        Kernel::Qsort => {
+            let n = args.n.unwrap_or(100_000).max(1);
+            let c = args.cutoff.unwrap_or(1000);
+            (format!("qsort({n}) cutoff {c}"), n, c, None)
+        }
+        Kernel::Matmul => {
+            let n = args.n.unwrap_or(768).max(1);
+            let c = args.cutoff.unwrap_or(16);
+            (format!("matmul({n}) rows {c}"), n, c, None)
+        }
+        Kernel::Lu => {
+            let n = args.n.unwrap_or(2000);
+            let c = args.cutoff.unwrap_or(200);
+            if c == 0 || !n.is_multiple_of(c) {
+                bail!("lu: N ({n}) must be a multiple of the tile size --cutoff ({c})");
+            }
+            (format!("lu({n}) tiles {c}"), n, c, None)
+        }
+    };
+    let inputs = Arc::new(Inputs::new(kernel, n, cutoff));
+    let expected: Option<u64> = match kernel {
+        Kernel::Fib => None,
+        Kernel::Nqueens => Some(NQ[n as usize]),
+        Kernel::Uts => tree.map(|(_, s)| s),
+        Kernel::Pingpong => Some(n),
+        Kernel::Qsort | Kernel::Matmul | Kernel::Lu => None,
+    };
+
+    // Sequential reference.
+    let mut seq = None;
+    if !args.no_seq && kernel != Kernel::Pingpong {
+        let mut times = Vec::new();
+        let mut result = 0;
+        for _ in 0..repeat {
+            let t0 = Instant::now();
+            let mut lu_secs = None;
+            result = match kernel {
+                Kernel::Fib => fib_seq(n),
+                Kernel::Nqueens => nq_seq((1u32 << n) - 1, 0, 0, 0),
+                Kernel::Uts => {
+                    let (p, _) = tree.expect("uts has a tree");
+                    p.count(vec![p.root()])
+                }
+                Kernel::Qsort | Kernel::Matmul | Kernel::Lu => {
+                    let (r, secs) = inputs.run(kernel, None);
+                    lu_secs = (kernel == Kernel::Lu).then_some(secs);
+                    r
+                }
+                Kernel::Pingpong => unreachable!(),
+            };
+            times.push(lu_secs.unwrap_or_else(|| t0.elapsed().as_secs_f64()));
+        }
+        if let Some(e) = expected
+            && e != result
+        {
+            bail!("{label}: the sequential code computed {result}, expected {e}");
+        }
+        seq = Some((median(times), result));
+    }
+
+    let policy = match args.steal {
+        StealArg::One => StealPolicy::One,
+        StealArg::Half => StealPolicy::Half,
+    };
+    let sharing = !args.no_sharing;
+    let reps = World::builder()
+        .pes(pes)
+        .workers(workers)
+        .run(|ctx| {
+            let tasks = Tasks::new(ctx);
+            tasks
+                .register::<Fib>()
+                .register::<Queens>()
+                .register::<Uts>()
+                .register::<Ping>()
+                .register::<dense::Sort>()
+                .register::<dense::MatMul>()
+                .register::<dense::LuJob>()
+                .set_steal_policy(policy)
+                .set_initial_sharing(sharing);
+            let mut out = Vec::new();
+            for _ in 0..repeat {
+                ctx.barrier();
+                let cpu0 = process_cpu_secs();
+                let t0 = Instant::now();
+                let r = tasks.run(ctx, |t| {
+                    if t.my_pe() != 0 {
+                        return None;
+                    }
+                    Some(match kernel {
+                        Kernel::Fib => (Fib { n, cutoff }.run(t), 0.0),
+                        Kernel::Nqueens => (
+                            Queens {
+                                all: (1u32 << n) - 1,
+                                cols: 0,
+                                d1: 0,
+                                d2: 0,
+                                cutoff: cutoff as u32,
+                            }
+                            .run(t),
+                            0.0,
+                        ),
+                        Kernel::Uts => {
+                            let (p, _) = tree.expect("uts has a tree");
+                            (
+                                Uts {
+                                    p,
+                                    nodes: vec![p.root()],
+                                }
+                                .run(t),
+                                0.0,
+                            )
+                        }
+                        Kernel::Pingpong => {
+                            let target = 1 % t.num_pes();
+                            let t1 = Instant::now();
+                            let mut ok = 0;
+                            for i in 0..n {
+                                ok += (t.async_on(target, Ping(i)).get() == i + 1) as u64;
+                            }
+                            (ok, t1.elapsed().as_secs_f64() * 1e6 / n as f64)
+                        }
+                        Kernel::Qsort | Kernel::Matmul | Kernel::Lu => inputs.run(kernel, Some(t)),
+                    })
+                });
+                let secs = t0.elapsed().as_secs_f64();
+                let cores = (process_cpu_secs() - cpu0) / secs;
+                let all = ctx.gather(stats_vec(&tasks.stats()), 0);
+                if let (Some((result, rtt)), Some(all)) = (r, all) {
+                    let per_pe: Vec<Stats> = all.iter().map(|v| stats_from(v)).collect();
+                    out.push(Rep {
+                        value: if kernel == Kernel::Pingpong {
+                            rtt
+                        } else {
+                            secs
+                        },
+                        result,
+                        stats: Stats::sum(&per_pe),
+                        cores,
+                    });
+                }
+            }
+            out
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let reps = reps.into_iter().next().unwrap_or_default();
+    if reps.is_empty() {
+        bail!("no PE 0 in this process");
+    }
+    for r in &reps {
+        let want = expected.or(seq.map(|s| s.1));
+        if let Some(e) = want
+            && e != r.result
+        {
+            bail!("{label}: computed {}, expected {e}", r.result);
+        }
+    }
+    let rep = median_by(reps);
+    let transport = "local".to_string();
+    let rec = |name: String, value: f64, unit: &str, baseline: Option<(f64, &str)>| Record {
+        name,
+        transport: transport.clone(),
+        pes,
+        workers,
+        value,
+        unit: unit.into(),
+        baseline: baseline.map(|b| b.0),
+        baseline_name: baseline.map(|b| b.1.to_string()),
+        result: Some(rep.result.to_string()),
+    };
+    let mut records = Vec::new();
+    if kernel == Kernel::Pingpong {
+        records.push(rec(
+            "tasks pingpong round trip".into(),
+            rep.value,
+            "us",
+            None,
+        ));
+    } else {
+        records.push(rec(
+            format!("tasks {label} time"),
+            rep.value,
+            "s",
+            seq.map(|s| (s.0, "sequential")),
+        ));
+        if let Some((s, _)) = seq {
+            records.push(rec(
+                format!("tasks {label} speedup"),
+                s / rep.value,
+                "x",
+                None,
+            ));
+        }
+    }
+    let s = rep.stats;
+    records.push(rec(
+        format!("tasks {label} jobs"),
+        s.jobs_run as f64,
+        "jobs",
+        None,
+    ));
+    records.push(rec(
+        format!("tasks {label} local steals"),
+        s.local_steals as f64,
+        "jobs",
+        None,
+    ));
+    records.push(rec(
+        format!("tasks {label} remote steals"),
+        s.remote_steals as f64,
+        "jobs",
+        None,
+    ));
+    records.push(rec(
+        format!("tasks {label} steal requests"),
+        s.steal_requests as f64,
+        "msgs",
+        None,
+    ));
+    records.push(rec(
+        format!("tasks {label} steal latency"),
+        s.mean_steal_latency_us(),
+        "us",
+        None,
+    ));
+    records.push(rec(
+        format!("tasks {label} cores used"),
+        rep.cores,
+        "cores",
+        None,
+    ));
+    let residual = f64::from_bits(LU_RESIDUAL.load(std::sync::atomic::Ordering::Relaxed));
+    println!(
+        "{label}: result {}{} ({}), {pes} PEs x {workers} workers, median of {repeat}",
+        rep.result,
+        if kernel == Kernel::Lu {
+            format!(", residual {residual:.2e}")
+        } else {
+            String::new()
+        },
+        match expected {
+            Some(_) => "checked against the known value",
+            None if seq.is_some() => "checked against the sequential code",
+            None => "not checked",
+        }
+    );
+    print_table(&records);
+    if let Some(path) = &args.json {
+        write_json(path, &records)?;
+    }
+    Ok(())
+}
+
+/// Inputs of the data kernels, made once, and their runs (sequential with `t = None`).
+/// Results are 64-bit hashes of the output bits: the parallel code does the same
+/// floating-point operations in the same order per element, so they match exactly.
+struct Inputs {
+    data: Vec<f64>,
+    b: Arc<Vec<f64>>,
+    tiles: Vec<Vec<dense::Tile>>,
+    n: usize,
+    cutoff: usize,
+}
+
+fn hash_bits(v: impl IntoIterator<Item = f64>) -> u64 {
+    v.into_iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
+        (h ^ x.to_bits()).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+impl Inputs {
+    fn new(kernel: Kernel, n: u64, cutoff: u64) -> Inputs {
+        let n = n as usize;
+        let cutoff = cutoff as usize;
+        let mut me = Inputs {
+            data: Vec::new(),
+            b: Arc::new(Vec::new()),
+            tiles: Vec::new(),
+            n,
+            cutoff,
+        };
+        match kernel {
+            Kernel::Qsort => me.data = dense::random_doubles(n, 7),
+            Kernel::Matmul => {
+                me.data = dense::random_doubles(n * n, 1);
+                me.b = Arc::new(dense::random_doubles(n * n, 2));
+            }
+            Kernel::Lu => me.tiles = dense::lu_input(n / cutoff, cutoff, 3),
+            _ => {}
+        }
+        me
+    }
+
+    /// Runs the kernel; returns the result hash and, for LU, the factorisation time in
+    /// seconds (the residual is checked after it, untimed).
+    fn run(&self, kernel: Kernel, t: Option<&TaskCtx>) -> (u64, f64) {
+        match kernel {
+            Kernel::Qsort => {
+                let out = match t {
+                    Some(t) => dense::Sort {
+                        data: self.data.clone(),
+                        cutoff: self.cutoff,
+                    }
+                    .run(t),
+                    None => {
+                        let mut d = self.data.clone();
+                        d.sort_unstable_by(f64::total_cmp);
+                        d
+                    }
+                };
+                assert_eq!(out.len(), self.data.len(), "qsort lost elements");
+                assert!(out.is_sorted_by(|a, b| a <= b), "qsort output not sorted");
+                (hash_bits(out), 0.0)
+            }
+            Kernel::Matmul => {
+                let c = match t {
+                    Some(t) => dense::MatMul {
+                        a_rows: self.data.clone(),
+                        b: Arc::clone(&self.b),
+                        n: self.n,
+                        cutoff: self.cutoff,
+                    }
+                    .run(t),
+                    None => dense::matmul_rows(&self.data, &self.b, self.n),
+                };
+                (hash_bits(c), 0.0)
+            }
+            Kernel::Lu => {
+                let mut f = self.tiles.clone();
+                let t0 = Instant::now();
+                dense::lu(&mut f, self.cutoff, t);
+                let secs = t0.elapsed().as_secs_f64();
+                let r = dense::lu_residual(&self.tiles, &f, self.cutoff);
+                assert!(r < 1e-9, "lu residual {r:e} is not below 1e-9");
+                if t.is_some() {
+                    LU_RESIDUAL.store(r.to_bits(), std::sync::atomic::Ordering::Relaxed);
+                }
+                (
+                    hash_bits(f.iter().flatten().flat_map(|t| t.iter().copied())),
+                    secs,
+                )
+            }
+            _ => unreachable!("not a data kernel"),
+        }
+    }
+}
