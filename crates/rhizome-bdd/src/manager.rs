@@ -48,7 +48,7 @@ impl Default for Config {
             initial_nodes: 1 << 22,
             max_nodes: 1 << 28,
             cache_ratio: 1.0,
-            grow_threshold: 0.25,
+            grow_threshold: 0.125,
         }
     }
 }
