@@ -440,12 +440,15 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
                     });
                 }
             }
-            out
+            (ctx.my_pe(), ctx.transport_name(), ctx.num_pes(), out)
         })
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let reps = reps.into_iter().next().unwrap_or_default();
+    // Under MPI each rank holds only its own PE's result: PE 0's rank reports.
+    let Some((0, transport, pes, reps)) = reps.into_iter().next() else {
+        return Ok(());
+    };
     if reps.is_empty() {
-        bail!("no PE 0 in this process");
+        bail!("PE 0 recorded no repetition");
     }
     for r in &reps {
         let want = expected.or(seq.map(|s| s.1));
@@ -456,7 +459,7 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
         }
     }
     let rep = median_by(reps);
-    let transport = "local".to_string();
+    let transport = transport.to_string();
     let rec = |name: String, value: f64, unit: &str, baseline: Option<(f64, &str)>| Record {
         name,
         transport: transport.clone(),
