@@ -112,26 +112,22 @@ impl LocalTransport {
         offset: usize,
         len: usize,
     ) -> Result<&[AtomicU64], TransportError> {
-        let oob = |seg_len| TransportError::OutOfBounds {
-            pe,
-            segment,
-            offset,
-            len_access: len,
-            len: seg_len,
-        };
         let seg = self
             .fabric
             .segments
             .get(segment as usize)
-            .and_then(|s| s.get())
-            .ok_or(oob(0))?;
-        if pe >= self.fabric.pes {
-            return Err(oob(0));
-        }
-        match offset.checked_add(len) {
-            Some(end) if end <= seg.len => Ok(&seg.mem[pe]),
-            _ => Err(oob(seg.len)),
-        }
+            .and_then(|s| s.get());
+        let pes = self.fabric.pes;
+        super::check_access(
+            pe,
+            pes,
+            segment,
+            offset,
+            len,
+            seg.map(|s| s.len),
+            usize::MAX,
+        )?;
+        Ok(&seg.expect("checked above").mem[pe])
     }
 
     #[inline]
@@ -141,13 +137,7 @@ impl LocalTransport {
         segment: SegmentId,
         offset: usize,
     ) -> Result<&AtomicU64, TransportError> {
-        if !offset.is_multiple_of(8) {
-            return Err(TransportError::Misaligned {
-                pe,
-                segment,
-                offset,
-            });
-        }
+        super::check_word(pe, segment, offset)?;
         let mem = self.locate(pe, segment, offset, 8)?;
         Ok(&mem[offset / 8])
     }

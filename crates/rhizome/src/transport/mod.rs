@@ -46,6 +46,53 @@ macro_rules! mpi_module {
 }
 mpi_module!();
 
+/// The bounds check every implementation applies to an access of `len` bytes at `offset`
+/// of `segment` on `pe`: `seg_len` is the segment's length (`None` if it does not exist),
+/// `pes` the number of PEs, `max_len` the largest single transfer the library takes.
+/// Atomics (`word: true`) must also be 8-byte aligned.
+pub(crate) fn check_access(
+    pe: usize,
+    pes: usize,
+    segment: SegmentId,
+    offset: usize,
+    len: usize,
+    seg_len: Option<usize>,
+    max_len: usize,
+) -> Result<(), TransportError> {
+    let oob = |len_seg| TransportError::OutOfBounds {
+        pe,
+        segment,
+        offset,
+        len_access: len,
+        len: len_seg,
+    };
+    let seg_len = match seg_len {
+        Some(l) if pe < pes => l,
+        _ => return Err(oob(0)),
+    };
+    match offset.checked_add(len) {
+        Some(end) if end <= seg_len && len <= max_len => Ok(()),
+        _ => Err(oob(seg_len)),
+    }
+}
+
+/// The alignment check of an atomic on the word at `offset`.
+pub(crate) fn check_word(
+    pe: usize,
+    segment: SegmentId,
+    offset: usize,
+) -> Result<(), TransportError> {
+    if offset.is_multiple_of(8) {
+        Ok(())
+    } else {
+        Err(TransportError::Misaligned {
+            pe,
+            segment,
+            offset,
+        })
+    }
+}
+
 /// Identifies a symmetric segment: the k-th collective allocation has id k on every PE.
 pub type SegmentId = u32;
 

@@ -255,6 +255,69 @@ fn u64_type() -> ffi::MPI_Datatype {
     unsafe { ffi::RSMPI_UINT64_T }
 }
 #[inline]
+/// Issues `MPI_Get` of `len` bytes at `offset` of `seg` on `pe` into `dst`.
+///
+/// # Safety
+/// `dst` must stay valid for `len` bytes until the window is flushed; the range must lie
+/// in the segment; the caller holds the RMA lock (or MPI is thread-safe).
+unsafe fn issue_get(
+    seg: &Segment,
+    pe: usize,
+    offset: usize,
+    dst: *mut u8,
+    len: usize,
+) -> Result<(), TransportError> {
+    // SAFETY: forwarded from the caller.
+    let rc = unsafe {
+        ffi::MPI_Get(
+            dst as *mut c_void,
+            len as c_int,
+            byte_type(),
+            pe as c_int,
+            offset as ffi::MPI_Aint,
+            len as c_int,
+            byte_type(),
+            seg.win.0,
+        )
+    };
+    check(rc, || format!("MPI_Get from PE {pe}"))
+}
+
+/// Issues `MPI_Put` of `len` bytes from `src` to `offset` of `seg` on `pe`.
+///
+/// # Safety
+/// As [`issue_get`], with `src` unchanged until the flush.
+unsafe fn issue_put(
+    seg: &Segment,
+    pe: usize,
+    offset: usize,
+    src: *const u8,
+    len: usize,
+) -> Result<(), TransportError> {
+    // SAFETY: forwarded from the caller.
+    let rc = unsafe {
+        ffi::MPI_Put(
+            src as *const c_void,
+            len as c_int,
+            byte_type(),
+            pe as c_int,
+            offset as ffi::MPI_Aint,
+            len as c_int,
+            byte_type(),
+            seg.win.0,
+        )
+    };
+    check(rc, || format!("MPI_Put to PE {pe}"))
+}
+
+/// Completes every operation issued on `seg` towards `pe`.
+fn flush(seg: &Segment, pe: usize) -> Result<(), TransportError> {
+    // SAFETY: the window is valid while the segment lives (freed only at finalisation).
+    check(unsafe { ffi::MPI_Win_flush(pe as c_int, seg.win.0) }, || {
+        "MPI_Win_flush".into()
+    })
+}
+
 fn byte_type() -> ffi::MPI_Datatype {
     // SAFETY: as in `u64_type`.
     unsafe { ffi::RSMPI_UINT8_T }
@@ -412,36 +475,15 @@ impl MpiTransport {
         offset: usize,
         len: usize,
     ) -> Result<&Segment, TransportError> {
-        let oob = |seg_len| TransportError::OutOfBounds {
-            pe,
-            segment,
-            offset,
-            len_access: len,
-            len: seg_len,
-        };
-        let seg = self
-            .segments
-            .get(segment as usize)
-            .and_then(|s| s.get())
-            .ok_or(oob(0))?;
-        if pe >= self.size {
-            return Err(oob(0));
-        }
-        match offset.checked_add(len) {
-            Some(end) if end <= seg.len && len <= c_int::MAX as usize => Ok(seg),
-            _ => Err(oob(seg.len)),
-        }
+        let seg = self.segments.get(segment as usize).and_then(|s| s.get());
+        let max = c_int::MAX as usize;
+        super::check_access(pe, self.size, segment, offset, len, seg.map(|s| s.len), max)?;
+        Ok(seg.expect("checked above"))
     }
 
     #[inline]
     fn word(&self, pe: usize, segment: SegmentId, offset: usize) -> Result<&Segment, TransportError> {
-        if !offset.is_multiple_of(8) {
-            return Err(TransportError::Misaligned {
-                pe,
-                segment,
-                offset,
-            });
-        }
+        super::check_word(pe, segment, offset)?;
         self.locate(pe, segment, offset, 8)
     }
 
@@ -772,28 +814,11 @@ impl Transport for MpiTransport {
         if dst.is_empty() {
             return Ok(());
         }
-        let n = dst.len() as c_int;
         let _l = self.rma_lock();
-        // SAFETY: `dst` is valid for `n` bytes and borrowed until the flush below
+        // SAFETY: `dst` is valid for its length and borrowed until the flush below
         // completes the get; the range was checked by `locate`; lock held.
-        unsafe {
-            check(
-                ffi::MPI_Get(
-                    dst.as_mut_ptr() as *mut c_void,
-                    n,
-                    byte_type(),
-                    pe as c_int,
-                    offset as ffi::MPI_Aint,
-                    n,
-                    byte_type(),
-                    seg.win.0,
-                ),
-                || format!("MPI_Get from PE {pe}"),
-            )?;
-            check(ffi::MPI_Win_flush(pe as c_int, seg.win.0), || {
-                "MPI_Win_flush".into()
-            })
-        }
+        unsafe { issue_get(seg, pe, offset, dst.as_mut_ptr(), dst.len())? };
+        flush(seg, pe)
     }
 
     #[inline]
@@ -808,28 +833,11 @@ impl Transport for MpiTransport {
         if src.is_empty() {
             return Ok(());
         }
-        let n = src.len() as c_int;
         let _l = self.rma_lock();
-        // SAFETY: `src` is valid for `n` bytes until the flush completes the put; range
+        // SAFETY: `src` is valid for its length until the flush completes the put; range
         // checked by `locate`; lock held.
-        unsafe {
-            check(
-                ffi::MPI_Put(
-                    src.as_ptr() as *const c_void,
-                    n,
-                    byte_type(),
-                    pe as c_int,
-                    offset as ffi::MPI_Aint,
-                    n,
-                    byte_type(),
-                    seg.win.0,
-                ),
-                || format!("MPI_Put to PE {pe}"),
-            )?;
-            check(ffi::MPI_Win_flush(pe as c_int, seg.win.0), || {
-                "MPI_Win_flush".into()
-            })
-        }
+        unsafe { issue_put(seg, pe, offset, src.as_ptr(), src.len())? };
+        flush(seg, pe)
     }
 
     #[inline]
@@ -848,19 +856,7 @@ impl Transport for MpiTransport {
         let _l = self.rma_lock();
         // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
         // this window (marked pending below); range checked; lock held or MPI thread-safe.
-        let rc = unsafe {
-            ffi::MPI_Get(
-                dst as *mut c_void,
-                len as c_int,
-                byte_type(),
-                pe as c_int,
-                offset as ffi::MPI_Aint,
-                len as c_int,
-                byte_type(),
-                seg.win.0,
-            )
-        };
-        check(rc, || format!("MPI_Get from PE {pe}"))?;
+        unsafe { issue_get(seg, pe, offset, dst, len)? };
         // Marked after issuing: a `quiet` that finds the mark flushes after the issue.
         seg.pending.store(true, Ordering::Release);
         Ok(())
@@ -882,19 +878,7 @@ impl Transport for MpiTransport {
         let _l = self.rma_lock();
         // SAFETY: the caller keeps `src` valid and unchanged until `quiet`, which flushes
         // this window (marked pending below); range checked; lock held or MPI thread-safe.
-        let rc = unsafe {
-            ffi::MPI_Put(
-                src as *const c_void,
-                len as c_int,
-                byte_type(),
-                pe as c_int,
-                offset as ffi::MPI_Aint,
-                len as c_int,
-                byte_type(),
-                seg.win.0,
-            )
-        };
-        check(rc, || format!("MPI_Put to PE {pe}"))?;
+        unsafe { issue_put(seg, pe, offset, src, len)? };
         seg.pending.store(true, Ordering::Release);
         Ok(())
     }
@@ -913,12 +897,8 @@ impl Transport for MpiTransport {
         let _l = self.rma_lock();
         // SAFETY: `origin` and `result` live until the flush below completes the
         // operation; lock held or MPI thread-safe.
-        unsafe {
-            self.issue_atomic(seg, pe, offset, op, &mut origin, &mut result)?;
-            check(ffi::MPI_Win_flush(pe as c_int, seg.win.0), || {
-                "MPI_Win_flush".into()
-            })?;
-        }
+        unsafe { self.issue_atomic(seg, pe, offset, op, &mut origin, &mut result)? };
+        flush(seg, pe)?;
         Ok(result)
     }
 
