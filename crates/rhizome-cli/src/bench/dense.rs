@@ -21,8 +21,12 @@ pub fn random_doubles(n: usize, seed: u64) -> Vec<f64> {
 
 // ----- quicksort -----
 
-/// Sorts `data`: partitions around a median of three, gives the lower part to a job and
-/// sorts the upper part itself; sorts sequentially below `cutoff` elements.
+/// Sorts `data`: partitions it in place around a median of three, gives the lower part
+/// to a job and sorts the upper part itself; sorts sequentially below `cutoff` elements.
+///
+/// Each level copies only the upper part out (`split_off`) and back (`extend`): the lower
+/// part keeps the job's vector, whose capacity takes the upper part back without a new
+/// allocation when the lower job ran on this PE.
 #[derive(Serialize, Deserialize)]
 pub struct Sort {
     pub data: Vec<f64>,
@@ -37,25 +41,48 @@ impl Job for Sort {
             data.sort_unstable_by(f64::total_cmp);
             return data;
         }
-        let n = data.len();
-        let mut three = [data[0], data[n / 2], data[n - 1]];
-        three.sort_unstable_by(f64::total_cmp);
-        let pivot = three[1];
-        let (lo, hi): (Vec<f64>, Vec<f64>) = data.into_iter().partition(|&x| x < pivot);
-        // All equal to the pivot or above: split off the pivot copies to make progress.
-        let (hi, mut mid): (Vec<f64>, Vec<f64>) = if lo.is_empty() {
-            let (eq, gt): (Vec<f64>, Vec<f64>) = hi.into_iter().partition(|&x| x == pivot);
-            (gt, eq)
-        } else {
-            (hi, Vec::new())
-        };
-        let lo = t.spawn(Sort { data: lo, cutoff });
-        let hi = Sort { data: hi, cutoff }.run(t);
-        let mut out = lo.get();
-        out.append(&mut mid);
-        out.extend_from_slice(&hi);
+        let split = partition(&mut data);
+        if split == data.len() {
+            // Every element equals the pivot: already sorted.
+            return data;
+        }
+        let upper = data.split_off(split);
+        let lower = t.spawn(Sort { data, cutoff });
+        let upper = Sort {
+            data: upper,
+            cutoff,
+        }
+        .run(t);
+        let mut out = lower.get();
+        out.extend_from_slice(&upper);
         out
     }
+}
+
+/// Reorders `v` (at least 3 elements) so that `v[..k]` holds the elements below a median
+/// of three and `v[k..]` the rest; returns `k`, which is at least 1. When the pivot is the
+/// minimum, the pivot copies form the lower part instead (so both parts shrink), and `k`
+/// is `v.len()` only if every element equals the pivot.
+fn partition(v: &mut [f64]) -> usize {
+    let n = v.len();
+    let mut three = [v[0], v[n / 2], v[n - 1]];
+    three.sort_unstable_by(f64::total_cmp);
+    let pivot = three[1];
+    // Branch-free Lomuto: the swap happens either way, only the boundary moves.
+    let mut k = 0;
+    for j in 0..n {
+        let below = v[j].total_cmp(&pivot).is_lt();
+        v.swap(k, j);
+        k += below as usize;
+    }
+    if k == 0 {
+        for j in 0..n {
+            let equal = v[j].total_cmp(&pivot).is_eq();
+            v.swap(k, j);
+            k += equal as usize;
+        }
+    }
+    k
 }
 
 // ----- matrix multiplication -----
@@ -342,6 +369,30 @@ mod tests {
         lu(&mut f, 16, None);
         let r = lu_residual(&a, &f, 16);
         assert!(r < 1e-12, "residual {r}");
+    }
+
+    #[test]
+    fn partition_splits_around_the_pivot_and_always_makes_progress() {
+        let cases: Vec<Vec<f64>> = vec![
+            random_doubles(1000, 3),
+            vec![2.0; 50],
+            (0..100).map(|i| (i % 3) as f64).collect(),
+            (0..100).map(|i| -(i as f64)).collect(),
+            vec![1.0, 0.0, 0.0, 0.0, 0.0],
+        ];
+        for mut v in cases {
+            let mut sorted = v.clone();
+            sorted.sort_unstable_by(f64::total_cmp);
+            let k = partition(&mut v);
+            assert!(k >= 1 && k <= v.len());
+            let max_lo = v[..k].iter().copied().fold(f64::MIN, f64::max);
+            assert!(v[k..].iter().all(|&x| x >= max_lo), "{v:?} at {k}");
+            if k == v.len() {
+                assert!(v.iter().all(|&x| x == v[0]), "k = len only when all equal");
+            }
+            v.sort_unstable_by(f64::total_cmp);
+            assert_eq!(v, sorted, "partition lost or changed elements");
+        }
     }
 
     #[test]

@@ -174,6 +174,9 @@ struct Wire {
     kind: u64,
     owner: u32,
     id: u64,
+    // Encoded as one block: plain serde writes and reads a `Vec<u8>` byte by byte, which
+    // made a megabyte job cost milliseconds to pass on.
+    #[serde(with = "serde_bytes")]
     bytes: Vec<u8>,
 }
 
@@ -193,6 +196,7 @@ enum Msg {
     },
     Value {
         id: u64,
+        #[serde(with = "serde_bytes")]
         bytes: Vec<u8>,
     },
     Subscribe {
