@@ -1,6 +1,6 @@
 //! Fails on purpose, to check that a failure on one PE ends the whole run with a clear
 //! message and a non-zero exit status on every transport (`tests/mpi.rs` runs it under
-//! `mpirun`). Usage: `failure_demo panic|call|handler|oob|alloc|none`.
+//! `mpirun`). Usage: `failure_demo panic|call|handler|oob|alloc|job|unregistered|none`.
 //!
 //! - `panic`: the last PE panics while the others wait in a barrier.
 //! - `call`: PE 0 panics while PE 1 waits for a reply from it and the others wait in a
@@ -8,14 +8,41 @@
 //! - `handler`: a message handler on PE 1 panics while PE 0 waits in `finish`.
 //! - `oob`: PE 1 reads past the end of a global array.
 //! - `alloc`: the PEs ask for different sizes in one collective allocation.
+//! - `job`: a job sent to the last PE (`rhizome::tasks`) panics there; PE 0, which waits
+//!   for its future, panics with the job's message while the others schedule jobs.
+//! - `unregistered`: PE 0 sends the last PE a job of a type only the last PE has not
+//!   registered (with one PE nothing crosses PEs, so the job just fails).
 //! - `none`: does not fail (exit status 0).
 
+use rhizome::tasks::{Job, TaskCtx, Tasks};
+use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
+
+/// Panics on whichever PE runs it, naming that PE.
+#[derive(Serialize, Deserialize)]
+struct Fail;
+impl Job for Fail {
+    type Output = u64;
+    fn run(self, t: &TaskCtx) -> u64 {
+        panic!("job fails on PE {}", t.my_pe())
+    }
+}
+
+const MODES: &[&str] = &[
+    "panic",
+    "call",
+    "handler",
+    "oob",
+    "alloc",
+    "job",
+    "unregistered",
+    "none",
+];
 
 fn main() -> ExitCode {
     let mode = std::env::args().nth(1).unwrap_or_default();
-    if !["panic", "call", "handler", "oob", "alloc", "none"].contains(&mode.as_str()) {
-        eprintln!("usage: failure_demo panic|call|handler|oob|alloc|none");
+    if !MODES.contains(&mode.as_str()) {
+        eprintln!("usage: failure_demo {}", MODES.join("|"));
         return ExitCode::from(2);
     }
     let r = rhizome::World::run(|ctx| {
@@ -57,6 +84,17 @@ fn main() -> ExitCode {
             }
             "alloc" => {
                 let _ = ctx.alloc::<u64>(4 + me);
+            }
+            "job" | "unregistered" => {
+                let tasks = Tasks::new(ctx);
+                if mode == "job" || me != n - 1 {
+                    tasks.register::<Fail>();
+                }
+                tasks.run(ctx, |t| {
+                    if me == 0 {
+                        t.async_on(n - 1, Fail).get();
+                    }
+                });
             }
             _ => {}
         }

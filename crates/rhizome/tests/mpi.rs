@@ -1,10 +1,14 @@
-//! The SPMD suite and failure handling on the `mpi` transport, under `mpirun -np 2` and
-//! `-np 4`. Needs the cargo feature `mpi`, Open MPI's `mpirun` on the `PATH`, and the
-//! examples built (`cargo test --features mpi` builds them).
+//! The SPMD suite (`examples/spmd_tests`), the futures / work-stealing suite
+//! (`examples/tasks_tests`) and failure handling (`examples/failure_demo`) on the `mpi`
+//! transport, under `mpirun -np 2` and `-np 4`. Needs the cargo feature `mpi`, Open MPI's
+//! `mpirun` on the `PATH`, and the examples built (`cargo test --features mpi` builds them).
 //!
 //! Each launch has a generous time limit so that a hang fails the test instead of
 //! blocking it; nothing here measures time.
 #![cfg(feature = "mpi")]
+
+// Only for the names of its tests: the launched `tasks_tests` example runs them.
+mod tasks_suite;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -138,6 +142,54 @@ fn message_tests_with_tiny_aggregation_buffers() {
     }
 }
 
+/// The whole tasks suite in one launch of `np` ranks with `workers` worker threads each.
+fn tasks_suite_on(np: usize, workers: usize) {
+    let w = workers.to_string();
+    let o = mpirun_env(np, "tasks_tests", &[], &[("RHIZOME_WORKERS", &w)]);
+    assert_eq!(
+        o.code,
+        Some(0),
+        "tasks_tests failed under mpirun -np {np} with {workers} workers\nstdout:\n{}\nstderr:\n{}",
+        o.stdout,
+        o.stderr
+    );
+    // The ranks read RHIZOME_WORKERS themselves: make sure it reached them.
+    assert!(
+        o.stdout
+            .lines()
+            .any(|l| l == format!("tasks_tests: {np} PEs x {workers} workers, mpi")),
+        "stdout:\n{}",
+        o.stdout
+    );
+    let oks: Vec<&str> = o.stdout.lines().filter(|l| l.starts_with("ok ")).collect();
+    assert_eq!(oks.len(), tasks_suite::TESTS.len(), "stdout:\n{}", o.stdout);
+    for (name, _) in tasks_suite::TESTS {
+        let line = format!("ok   {name} ({np} PEs, mpi)");
+        assert!(
+            oks.contains(&line.as_str()),
+            "no {line:?} in stdout:\n{}",
+            o.stdout
+        );
+    }
+}
+
+#[test]
+fn tasks_suite_on_2_ranks() {
+    tasks_suite_on(2, 1);
+}
+
+#[test]
+fn tasks_suite_on_4_ranks() {
+    tasks_suite_on(4, 1);
+}
+
+#[test]
+fn tasks_suite_with_2_workers_per_rank() {
+    // Local steals between a rank's workers alongside remote steals between ranks.
+    tasks_suite_on(2, 2);
+    tasks_suite_on(4, 2);
+}
+
 /// A failure on one rank ends every rank (mpirun returns, non-zero) with the reason.
 fn fails_with(np: usize, mode: &str, want: &str) {
     let o = mpirun(np, "failure_demo", &[mode]);
@@ -198,6 +250,34 @@ fn out_of_bounds_access_is_a_clear_error() {
 #[test]
 fn mismatched_allocation_is_a_clear_error() {
     fails_with(4, "alloc", "collective misuse: segment 1");
+}
+
+#[test]
+fn a_job_panicking_on_another_rank_ends_all_ranks() {
+    // The job panics on the last rank; its future is awaited on rank 0, which fails with
+    // the job's message (naming the rank the job ran on) and takes every rank down.
+    for np in [2, 4] {
+        let last = np - 1;
+        fails_with(
+            np,
+            "job",
+            &format!("rhizome: run aborted on rank 0: PE 0 panicked: job fails on PE {last}"),
+        );
+    }
+}
+
+#[test]
+fn an_unregistered_job_type_on_one_rank_is_a_clear_error() {
+    for np in [2, 4] {
+        let last = np - 1;
+        fails_with(
+            np,
+            "unregistered",
+            &format!(
+                "rhizome: run aborted on rank {last}: PE {last} panicked: rhizome: PE {last} received a job of a type it has not registered (Tasks::register must be called on every PE)"
+            ),
+        );
+    }
 }
 
 #[test]

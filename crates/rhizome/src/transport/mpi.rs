@@ -1071,8 +1071,12 @@ impl Transport for MpiTransport {
     fn abort(&self, message: &str) {
         use std::io::Write;
         let rank = self.rank;
+        // One write(2) for the whole line: stderr is unbuffered, so `writeln!` would issue
+        // one write per piece, and mpirun, which forwards each read separately, could put
+        // its own MPI_ABORT notice (or another rank's output) in the middle of the line.
+        let line = format!("rhizome: run aborted on rank {rank}: {message}\n");
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "rhizome: run aborted on rank {rank}: {message}");
+        let _ = err.write_all(line.as_bytes());
         let _ = err.flush();
         drop(err);
         // Take the MPI lock if another thread of this PE does not hold it for long (it
