@@ -4,7 +4,9 @@
 
 use rhizome::tasks::{Future, Job, TaskCtx};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::Mutex;
 
 /// A reproducible pseudo-random stream of doubles in [0, 1).
 pub fn random_doubles(n: usize, seed: u64) -> Vec<f64> {
@@ -225,109 +227,217 @@ pub fn gemm_sub(c: &mut [f64], a: &[f64], bm: &[f64], b: usize) {
     }
 }
 
-/// One tile operation of the tiled LU.
-#[derive(Serialize, Deserialize)]
-pub enum LuOp {
-    Getrf(Tile),
-    TrsmLower { diag: Tile, a: Tile },
-    TrsmUpper { diag: Tile, a: Tile },
-    Gemm { c: Tile, a: Tile, b: Tile },
+/// A tile to write; copied first if it is shared (e.g. with the kept input).
+fn tile_mut(t: &mut Tile) -> &mut [f64] {
+    Arc::make_mut(t).as_mut_slice()
 }
 
+/// Tiled LU in place, sequentially, in the order of the distributed version.
+pub fn lu(tiles: &mut [Vec<Tile>], b: usize) {
+    let nt = tiles.len();
+    for k in 0..nt {
+        getrf(tile_mut(&mut tiles[k][k]), b);
+        let (above, rest) = tiles.split_at_mut(k + 1);
+        let row_k = &mut above[k];
+        let diag = Arc::clone(&row_k[k]);
+        for tile in &mut row_k[k + 1..] {
+            trsm_lower(&diag, tile_mut(tile), b);
+        }
+        for row in rest {
+            trsm_upper(&diag, tile_mut(&mut row[k]), b);
+            let a = Arc::clone(&row[k]);
+            for j in k + 1..nt {
+                gemm_sub(tile_mut(&mut row[j]), &a, &row_k[j], b);
+            }
+        }
+    }
+}
+
+// The distributed LU keeps every tile on its home PE for the whole factorisation (row i
+// of tiles lives on PE i mod P) and moves only the factored row k of each step, once to
+// each other PE. Letting idle PEs steal tile operations instead moves three tiles per
+// multiply-subtract of one: on two ranks that was no faster than one (the futures
+// thesis, which also shipped tiles with its jobs, got slowdowns).
+
+/// Tiles resident on the PEs of this process during a distributed LU: `(PE, i, j)`.
+static HOME: Mutex<BTreeMap<(usize, usize, usize), Tile>> = Mutex::new(BTreeMap::new());
+
+fn home() -> std::sync::MutexGuard<'static, BTreeMap<(usize, usize, usize), Tile>> {
+    HOME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn take_tile(pe: usize, i: usize, j: usize) -> Tile {
+    home()
+        .remove(&(pe, i, j))
+        .unwrap_or_else(|| panic!("lu: tile ({i}, {j}) is not on PE {pe}"))
+}
+
+fn put_tile(pe: usize, i: usize, j: usize, t: Tile) {
+    home().insert((pe, i, j), t);
+}
+
+/// The PE that holds row `i` of tiles.
+fn home_pe(i: usize, pes: usize) -> usize {
+    i % pes
+}
+
+/// Stores tiles `(i, j, tile)` on the PE it runs on.
 #[derive(Serialize, Deserialize)]
-pub struct LuJob {
-    pub op: LuOp,
+pub struct LuPlace {
+    pub tiles: Vec<(usize, usize, Tile)>,
+}
+
+impl Job for LuPlace {
+    type Output = ();
+    fn run(self, t: &TaskCtx) {
+        let pe = t.my_pe();
+        let mut h = home();
+        for (i, j, tile) in self.tiles {
+            h.insert((pe, i, j), tile);
+        }
+    }
+}
+
+/// Step `k`, on the home PE of row `k`: factors the diagonal tile, solves the rest of row
+/// `k`, and has every PE update its rows below with the factored row.
+#[derive(Serialize, Deserialize)]
+pub struct LuStep {
+    pub k: usize,
+    pub nt: usize,
     pub b: usize,
 }
 
-impl Job for LuJob {
-    type Output = Tile;
-    fn run(self, _t: &TaskCtx) -> Tile {
-        seq_op(self.op, self.b)
-    }
-}
-
-/// Tiled LU in place. With `t = Some(..)` every tile operation of a step is a job and the
-/// steps are separated by waiting for all of them (so jobs never wait for each other);
-/// with `None` the same operations run sequentially in the same order.
-pub fn lu(tiles: &mut [Vec<Tile>], b: usize, t: Option<&TaskCtx>) {
-    let nt = tiles.len();
-    let run = |op: LuOp| -> Future<Tile> {
-        match t {
-            Some(t) => t.spawn(LuJob { op, b }),
-            None => rhizome::tasks::make_future(seq_op(op, b)),
-        }
-    };
-    for k in 0..nt {
-        let d = run(LuOp::Getrf(Arc::clone(&tiles[k][k])));
-        tiles[k][k] = d.get();
-        let diag = Arc::clone(&tiles[k][k]);
-        let right: Vec<Future<Tile>> = (k + 1..nt)
+impl Job for LuStep {
+    type Output = ();
+    fn run(self, t: &TaskCtx) {
+        let LuStep { k, nt, b } = self;
+        let pe = t.my_pe();
+        let mut diag = take_tile(pe, k, k);
+        getrf(tile_mut(&mut diag), b);
+        put_tile(pe, k, k, Arc::clone(&diag));
+        let solved: Vec<Future<Tile>> = (k + 1..nt)
             .map(|j| {
-                run(LuOp::TrsmLower {
-                    diag: Arc::clone(&diag),
-                    a: Arc::clone(&tiles[k][j]),
+                let diag = Arc::clone(&diag);
+                let mut a = take_tile(pe, k, j);
+                t.spawn_local(move |_| {
+                    trsm_lower(&diag, tile_mut(&mut a), b);
+                    a
                 })
             })
             .collect();
-        let below: Vec<Future<Tile>> = (k + 1..nt)
-            .map(|i| {
-                run(LuOp::TrsmUpper {
-                    diag: Arc::clone(&diag),
-                    a: Arc::clone(&tiles[i][k]),
-                })
+        let mut panel = vec![diag];
+        for (j, f) in (k + 1..nt).zip(solved) {
+            let tile = f.get();
+            put_tile(pe, k, j, Arc::clone(&tile));
+            panel.push(tile);
+        }
+        let update = LuUpdate { k, nt, b, panel };
+        let others: Vec<Future<()>> = (0..t.num_pes())
+            .filter(|&p| p != pe)
+            .map(|p| {
+                t.async_on(
+                    p,
+                    LuUpdate {
+                        panel: update.panel.clone(),
+                        ..update
+                    },
+                )
             })
             .collect();
-        for (j, f) in (k + 1..nt).zip(right) {
-            tiles[k][j] = f.get();
-        }
-        for (i, f) in (k + 1..nt).zip(below) {
-            tiles[i][k] = f.get();
-        }
-        let mut updates = Vec::new();
-        for i in k + 1..nt {
-            for j in k + 1..nt {
-                updates.push((
-                    i,
-                    j,
-                    run(LuOp::Gemm {
-                        c: std::mem::take(&mut tiles[i][j]),
-                        a: Arc::clone(&tiles[i][k]),
-                        b: Arc::clone(&tiles[k][j]),
-                    }),
-                ));
-            }
-        }
-        for (i, j, f) in updates {
-            tiles[i][j] = f.get();
+        update.run(t);
+        for f in others {
+            f.get();
         }
     }
 }
 
-fn seq_op(op: LuOp, b: usize) -> Tile {
-    let own = |t: Tile| Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone());
-    Arc::new(match op {
-        LuOp::Getrf(a) => {
-            let mut a = own(a);
-            getrf(&mut a, b);
-            a
+/// The update of step `k` on one PE: for each of its rows `i > k`, `A[i][k] := A[i][k]
+/// U[k][k]^-1`, then `A[i][j] -= A[i][k] U[k][j]`; rows run as jobs of this PE.
+/// `panel` is the factored row `k` from column `k` on.
+#[derive(Serialize, Deserialize)]
+pub struct LuUpdate {
+    pub k: usize,
+    pub nt: usize,
+    pub b: usize,
+    pub panel: Vec<Tile>,
+}
+
+impl Job for LuUpdate {
+    type Output = ();
+    fn run(self, t: &TaskCtx) {
+        let LuUpdate { k, nt, b, panel } = self;
+        let (pe, pes) = (t.my_pe(), t.num_pes());
+        let panel = Arc::new(panel);
+        let rows: Vec<Future<()>> = (k + 1..nt)
+            .filter(|&i| home_pe(i, pes) == pe)
+            .map(|i| {
+                let panel = Arc::clone(&panel);
+                let mut a = take_tile(pe, i, k);
+                let mut row: Vec<Tile> = (k + 1..nt).map(|j| take_tile(pe, i, j)).collect();
+                t.spawn_local(move |_| {
+                    trsm_upper(&panel[0], tile_mut(&mut a), b);
+                    for (c, u) in row.iter_mut().zip(&panel[1..]) {
+                        gemm_sub(tile_mut(c), &a, u, b);
+                    }
+                    put_tile(pe, i, k, a);
+                    for (j, c) in (k + 1..nt).zip(row) {
+                        put_tile(pe, i, j, c);
+                    }
+                })
+            })
+            .collect();
+        for f in rows {
+            f.get();
         }
-        LuOp::TrsmLower { diag, a } => {
-            let mut a = own(a);
-            trsm_lower(&diag, &mut a, b);
-            a
+    }
+}
+
+/// Removes this PE's tiles and returns them as `(i, j, tile)`.
+#[derive(Serialize, Deserialize)]
+pub struct LuCollect;
+
+impl Job for LuCollect {
+    type Output = Vec<(usize, usize, Tile)>;
+    fn run(self, t: &TaskCtx) -> Vec<(usize, usize, Tile)> {
+        let pe = t.my_pe();
+        let mut h = home();
+        let keys: Vec<_> = h
+            .range((pe, 0, 0)..(pe + 1, 0, 0))
+            .map(|(k, _)| *k)
+            .collect();
+        keys.into_iter()
+            .map(|key| (key.1, key.2, h.remove(&key).expect("key just listed")))
+            .collect()
+    }
+}
+
+/// Tiled LU in place on all PEs: sends every PE its rows of tiles, runs the steps, and
+/// brings the tiles back (both transfers are part of the work).
+pub fn lu_distributed(tiles: &mut [Vec<Tile>], b: usize, t: &TaskCtx) {
+    let nt = tiles.len();
+    let pes = t.num_pes();
+    let placed: Vec<Future<()>> = (0..pes)
+        .map(|p| {
+            let mine = (0..nt)
+                .filter(|&i| home_pe(i, pes) == p)
+                .flat_map(|i| (0..nt).map(move |j| (i, j)))
+                .map(|(i, j)| (i, j, Arc::clone(&tiles[i][j])))
+                .collect();
+            t.async_on(p, LuPlace { tiles: mine })
+        })
+        .collect();
+    for f in placed {
+        f.get();
+    }
+    for k in 0..nt {
+        t.async_on(home_pe(k, pes), LuStep { k, nt, b }).get();
+    }
+    let back: Vec<_> = (0..pes).map(|p| t.async_on(p, LuCollect)).collect();
+    for f in back {
+        for (i, j, tile) in f.get() {
+            tiles[i][j] = tile;
         }
-        LuOp::TrsmUpper { diag, a } => {
-            let mut a = own(a);
-            trsm_upper(&diag, &mut a, b);
-            a
-        }
-        LuOp::Gemm { c, a, b: bm } => {
-            let mut c = own(c);
-            gemm_sub(&mut c, &a, &bm, b);
-            c
-        }
-    })
+    }
 }
 
 /// `||A x - L (U x)|| / (||A||_F ||x||)` for a random `x`: the relative residual of the
@@ -366,7 +476,7 @@ mod tests {
     fn sequential_tiled_lu_has_a_small_residual() {
         let a = lu_input(4, 16, 5);
         let mut f = a.clone();
-        lu(&mut f, 16, None);
+        lu(&mut f, 16);
         let r = lu_residual(&a, &f, 16);
         assert!(r < 1e-12, "residual {r}");
     }
