@@ -71,7 +71,9 @@ fn parse_format(s: &str) -> Result<Format, String> {
 pub fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
+        // A trailing letter is a unit only after a number: `garbage` is not `garbag` in
+        // an unknown unit `e`.
+        Some((i, c)) if c.is_ascii_alphabetic() && t[..i].trim().parse::<f64>().is_ok() => {
             let m: u64 = match c.to_ascii_uppercase() {
                 'K' => 1 << 10,
                 'M' => 1 << 20,
@@ -79,7 +81,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
                 'T' => 1 << 40,
                 _ => return Err(format!("size `{s}`: unknown unit `{c}` (use K, M, G or T)")),
             };
-            (&t[..i], m)
+            (t[..i].trim(), m)
         }
         _ => (t, 1),
     };

@@ -32,6 +32,10 @@ pub fn run(args: FibArgs) -> anyhow::Result<()> {
         .runtime
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // The pool would run with one worker anyway, and the record would claim none.
+    if workers == 0 {
+        anyhow::bail!("--workers must be at least 1");
+    }
     let pool = Pool::new(workers);
     let start = Instant::now();
     let value = pool.run(|w| fib(w, args.n));

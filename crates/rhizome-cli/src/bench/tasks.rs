@@ -311,8 +311,9 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
         Kernel::Lu => {
             let n = args.n.unwrap_or(2000);
             let c = args.cutoff.unwrap_or(200);
-            if c == 0 || !n.is_multiple_of(c) {
-                bail!("lu: N ({n}) must be a multiple of the tile size --cutoff ({c})");
+            // N = 0 has no tiles: its residual would be NaN and fail the check.
+            if c == 0 || n == 0 || !n.is_multiple_of(c) {
+                bail!("lu: N ({n}) must be a positive multiple of the tile size --cutoff ({c})");
             }
             (format!("lu({n}) tiles {c}"), n, c, None)
         }

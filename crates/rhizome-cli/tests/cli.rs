@@ -1,0 +1,1055 @@
+//! End-to-end tests of the `rhizome` command: the built binary is run as a user runs it.
+//!
+//! Covered: the README's `rhizome reach` on the built-in model (against an explicit-state
+//! search and the closed form of its state count, for every strategy and worker count),
+//! the `--json` report against the printed summary, `--write-model` round trips, deadlock
+//! reports, the published oracles of the shared model files, bad input (a one-line error
+//! and a non-zero exit, never a panic or a hang), `bench tasks`/`fib`/`comm` JSON records,
+//! and the help texts.
+//!
+//! The shared models are found at `$RHIZOME_MODELS`, else at `../shared/models` beside
+//! the repository; tests that need them say so and pass when they are absent. Nothing here
+//! measures time: every launch only has a generous hang limit.
+
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A launch that has not ended after this long is a hang.
+const HANG_LIMIT: Duration = Duration::from_secs(180);
+
+// ----- running the binary -----
+
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    what: String,
+}
+
+impl Outcome {
+    /// The launch and its output, for assertion messages.
+    fn context(&self) -> String {
+        format!(
+            "rhizome {} exited with {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.what, self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// Exit 0, and no panic on the way (a failed PE thread could print one and still
+    /// leave the process a zero exit).
+    fn success(self) -> Outcome {
+        assert_eq!(self.code, Some(0), "{}", self.context());
+        no_panic(&self);
+        self
+    }
+
+    /// The value of the summary line `key`, e.g. `states` in `states     82`.
+    fn field(&self, key: &str) -> &str {
+        summary_field(&self.stdout, key).unwrap_or_else(|| {
+            panic!("no `{key}` line in the summary\n{}", self.context());
+        })
+    }
+}
+
+fn summary_field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(key)?;
+        // `states` must not match a `statesfoo` line; the value follows spaces.
+        rest.starts_with(' ').then(|| rest.trim())
+    })
+}
+
+fn rhizome(args: &[&str]) -> Outcome {
+    rhizome_env(args, &[])
+}
+
+fn rhizome_env(args: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rhizome"));
+    // The tester's environment must not change what is tested; without RUST_BACKTRACE a
+    // panic prints its one recognisable "RUST_BACKTRACE" note.
+    for var in [
+        "RHIZOME_PES",
+        "RHIZOME_WORKERS",
+        "RHIZOME_TRANSPORT",
+        "RHIZOME_CACHE_RATIO",
+        "RHIZOME_INITIAL_NODES",
+        "RHIZOME_GROW",
+        "RUST_BACKTRACE",
+        "RUST_LIB_BACKTRACE",
+    ] {
+        cmd.env_remove(var);
+    }
+    let mut child = cmd
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start the rhizome binary");
+    // Drain both pipes while waiting, so that a chatty child cannot block on a full pipe.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for rhizome") {
+            break s;
+        }
+        if start.elapsed() > HANG_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rhizome {args:?} hung (killed after {HANG_LIMIT:?})");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Outcome {
+        code: status.code(),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        what: args.join(" "),
+    }
+}
+
+fn no_panic(o: &Outcome) {
+    for bad in ["panicked", "RUST_BACKTRACE", "stack backtrace"] {
+        assert!(
+            !o.stderr.contains(bad) && !o.stdout.contains(bad),
+            "a panic, not an error\n{}",
+            o.context()
+        );
+    }
+}
+
+/// A run-time error: exit 1 and exactly one line on stderr, `rhizome: error: ...`,
+/// containing every `needle`. Returns that line.
+fn clean_error(o: &Outcome, needles: &[&str]) -> String {
+    no_panic(o);
+    assert_eq!(o.code, Some(1), "{}", o.context());
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "not one line on stderr\n{}", o.context());
+    assert!(lines[0].starts_with("rhizome: error: "), "{}", o.context());
+    for n in needles {
+        assert!(
+            lines[0].contains(n),
+            "no {n:?} in the error\n{}",
+            o.context()
+        );
+    }
+    lines[0].to_string()
+}
+
+/// A command-line error found by clap: exit 2, the one-line `error: ...` naming the
+/// problem, possibly clap's hints (possible values, a tip, the usage line), then its
+/// pointer to `--help`; nothing on stdout. This is clap's standard form, which users and
+/// scripts know; the exit code tells it apart from a failed run (1).
+fn usage_error(o: &Outcome, needles: &[&str]) {
+    no_panic(o);
+    assert_eq!(o.code, Some(2), "{}", o.context());
+    assert!(o.stdout.is_empty(), "{}", o.context());
+    let lines: Vec<&str> = o.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        lines.first().is_some_and(|l| l.starts_with("error: ")),
+        "{}",
+        o.context()
+    );
+    for n in needles {
+        assert!(
+            lines[0].contains(n),
+            "no {n:?} in the error\n{}",
+            o.context()
+        );
+    }
+    assert_eq!(
+        lines.last().copied(),
+        Some("For more information, try '--help'."),
+        "{}",
+        o.context()
+    );
+    let hint = |l: &&str| {
+        let l = l.trim_start();
+        ["[possible values:", "tip:", "Usage:"]
+            .iter()
+            .any(|h| l.starts_with(h))
+    };
+    assert!(
+        lines[1..lines.len() - 1].iter().all(hint),
+        "more than the error and clap's hints\n{}",
+        o.context()
+    );
+}
+
+// ----- files -----
+
+/// A fresh directory under the system's temp directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "rhizome-cli-test-{}-{tag}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("create a temp dir");
+        TempDir(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).expect("write a temp file");
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temp path")
+}
+
+fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p)
+        .unwrap_or_else(|e| panic!("the JSON file {} was not written: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}\n{text}", p.display()))
+}
+
+fn models_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("RHIZOME_MODELS").map(PathBuf::from),
+        Some(PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/models"
+        ))),
+    ];
+    let dir = candidates.into_iter().flatten().find(|p| p.is_dir());
+    if dir.is_none() {
+        eprintln!(
+            "skipped: shared models not found (set RHIZOME_MODELS or put them at ../shared/models)"
+        );
+    }
+    dir
+}
+
+/// A model file of the shared directory as an argument.
+fn model(dir: &Path, file: &str) -> String {
+    dir.join(file).to_str().expect("UTF-8 path").to_string()
+}
+
+// ----- the built-in model's oracle -----
+
+/// (states, BFS levels, deadlock states) of `philosophers:n` by explicit enumeration, as
+/// in crates/rhizome-mc/tests/builtin_oracle.rs: per philosopher (s, f), s = 0 thinking, 1
+/// holding the left fork, 2 eating; f = fork i taken.
+fn explicit(n: usize) -> (u128, usize, usize) {
+    type State = Vec<(u8, u8)>;
+    let succ = |st: &State| -> Vec<State> {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let r = (i + 1) % n;
+            let (s, l) = st[i];
+            if s == 0 && l == 0 {
+                let mut t = st.clone();
+                t[i] = (1, 1);
+                out.push(t);
+            }
+            if s == 1 && st[r].1 == 0 {
+                let mut t = st.clone();
+                t[i].0 = 2;
+                t[r].1 = 1;
+                out.push(t);
+            }
+            if s == 2 {
+                let mut t = st.clone();
+                t[i] = (0, 0);
+                t[r].1 = 0;
+                out.push(t);
+            }
+        }
+        out
+    };
+    let init: State = vec![(0, 0); n];
+    let mut seen: HashSet<State> = HashSet::from([init.clone()]);
+    let mut front = vec![init];
+    let (mut levels, mut dead) = (0, 0);
+    loop {
+        levels += 1;
+        let mut next = Vec::new();
+        for st in &front {
+            let ss = succ(st);
+            dead += ss.is_empty() as usize;
+            for t in ss {
+                if seen.insert(t.clone()) {
+                    next.push(t);
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        front = next;
+    }
+    (seen.len() as u128, levels, dead)
+}
+
+/// The state count of `philosophers:n` in closed form, for sizes beyond explicit search:
+/// a reachable state is a cyclic word over {thinking, left fork, eating} in which an
+/// eating philosopher's right neighbour thinks (the forks follow from the word), so the
+/// count is the trace of the n-th power of that adjacency matrix.
+fn closed_form(n: usize) -> u128 {
+    const M: [[u128; 3]; 3] = [[1, 1, 1], [1, 1, 1], [1, 0, 0]];
+    let mut p = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+    for _ in 0..n {
+        let mut q = [[0u128; 3]; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                q[i][j] = (0..3).map(|k| p[i][k] * M[k][j]).sum();
+            }
+        }
+        p = q;
+    }
+    (0..3).map(|i| p[i][i]).sum()
+}
+
+#[test]
+fn closed_form_matches_explicit_search() {
+    // The oracle of the tests below, checked where explicit search is possible.
+    for n in 2..=8 {
+        let (states, levels, dead) = explicit(n);
+        assert_eq!(closed_form(n), states, "n={n}");
+        assert_eq!(levels, n + 1, "n={n}");
+        assert_eq!(dead, 1, "n={n}");
+    }
+}
+
+// ----- reach on the built-in model -----
+
+/// The summary lines of the README's example output (after "The first command builds").
+fn readme_example() -> HashMap<String, String> {
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+    let text = std::fs::read_to_string(readme).expect("README.md");
+    let after = text
+        .split_once("The first command builds")
+        .expect("README: the paragraph after `reach`")
+        .1;
+    let block = after
+        .split("```")
+        .nth(1)
+        .expect("README: the example output block");
+    block
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            Some((k.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn readme_command_reports_the_built_in_model() {
+    // `cargo run --release -- reach`: no arguments at all.
+    let o = rhizome(&["reach"]).success();
+    assert_eq!(o.field("model"), "philosophers:64");
+    assert_eq!(o.field("states"), closed_form(64).to_string());
+    assert_eq!(o.field("levels"), "65");
+    assert!(o.field("nodes").parse::<usize>().is_ok(), "{}", o.context());
+    assert!(o.field("strategy").starts_with("bfs ("), "{}", o.context());
+    assert!(o.field("time").ends_with(')'), "{}", o.context());
+    // The README shows a run of this very command; its figures must be the real ones.
+    let readme = readme_example();
+    for key in ["model", "states", "levels", "nodes"] {
+        assert_eq!(
+            readme.get(key).map(String::as_str),
+            Some(o.field(key)),
+            "README's example output, line `{key}`"
+        );
+    }
+}
+
+#[test]
+fn every_strategy_and_worker_count_finds_the_closed_form_count() {
+    let want = closed_form(64).to_string();
+    let mut nodes = None;
+    for strategy in ["bfs", "chaining", "sat", "par"] {
+        for workers in ["1", "2"] {
+            let o = rhizome(&["reach", "--strategy", strategy, "--workers", workers]).success();
+            assert_eq!(o.field("states"), want, "{}", o.context());
+            let plural = if workers == "1" { "worker" } else { "workers" };
+            assert_eq!(
+                o.field("strategy"),
+                format!("{strategy} ({workers} {plural})")
+            );
+            match strategy {
+                "bfs" | "par" => assert_eq!(o.field("levels"), "65", "{}", o.context()),
+                "sat" => assert!(o.field("levels").starts_with('-'), "{}", o.context()),
+                _ => assert!(o.field("levels").parse::<usize>().is_ok()),
+            }
+            // Same function, same variable order: the same BDD, whatever the strategy.
+            let n = o.field("nodes").to_string();
+            assert_eq!(
+                nodes.get_or_insert_with(|| n.clone()),
+                &n,
+                "{}",
+                o.context()
+            );
+        }
+    }
+}
+
+#[test]
+fn small_built_in_models_match_explicit_search() {
+    for n in [2, 3, 5] {
+        let (states, levels, dead) = explicit(n);
+        let spec = format!("philosophers:{n}");
+        for strategy in ["bfs", "par", "sat"] {
+            for workers in ["1", "2"] {
+                let o = rhizome(&[
+                    "reach",
+                    "--builtin",
+                    &spec,
+                    "--strategy",
+                    strategy,
+                    "--workers",
+                    workers,
+                    "--deadlocks",
+                ])
+                .success();
+                assert_eq!(o.field("model"), spec);
+                assert_eq!(o.field("states"), states.to_string(), "{}", o.context());
+                if strategy != "sat" {
+                    assert_eq!(o.field("levels"), levels.to_string(), "{}", o.context());
+                }
+                // The one deadlock: everybody holds the left fork (s = 1, f = 1).
+                let ones = vec!["1"; 2 * n].join(", ");
+                assert_eq!(
+                    o.field("deadlocks"),
+                    format!("{dead} (one: [{ones}])"),
+                    "{}",
+                    o.context()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn workers_come_from_the_environment_and_pes_is_refused() {
+    let o = rhizome_env(&["reach", "--strategy", "sat"], &[("RHIZOME_WORKERS", "1")]).success();
+    assert_eq!(o.field("strategy"), "sat (1 worker)");
+    // reach runs on one PE: `--pes 1` is that PE, more is refused rather than ignored.
+    let o = rhizome(&["reach", "--strategy", "sat", "--pes", "1"]).success();
+    assert_eq!(o.field("states"), closed_form(64).to_string());
+    let o = rhizome(&["reach", "--pes", "2"]);
+    clean_error(&o, &["--pes 2", "single PE"]);
+    assert!(o.stdout.is_empty(), "{}", o.context());
+    clean_error(&rhizome(&["reach", "--workers", "0"]), &["--workers"]);
+}
+
+// ----- --json -----
+
+/// Checks the JSON report against the printed summary of the same run.
+fn json_agrees_with_summary(o: &Outcome, j: &Value) {
+    let obj = j
+        .as_object()
+        .unwrap_or_else(|| panic!("not one JSON object: {j}"));
+    for key in [
+        "model",
+        "strategy",
+        "workers",
+        "states",
+        "levels",
+        "nodes",
+        "seconds",
+        "peak_rss_bytes",
+    ] {
+        assert!(obj.contains_key(key), "no `{key}` in {j}");
+    }
+    assert_eq!(j["model"].as_str(), Some(o.field("model")));
+    let strategy = o.field("strategy");
+    let (name, workers) = strategy.split_once(" (").expect("strategy (N workers)");
+    assert_eq!(j["strategy"].as_str(), Some(name));
+    assert_eq!(
+        j["workers"].as_u64().map(|w| w.to_string()).as_deref(),
+        workers.split(' ').next()
+    );
+    // Exact: a decimal string, not a float that rounds 3·10^24.
+    assert_eq!(j["states"].as_str(), Some(o.field("states")), "{j}");
+    match j["levels"].as_u64() {
+        Some(l) => assert_eq!(l.to_string(), o.field("levels")),
+        None => {
+            assert!(j["levels"].is_null(), "{j}");
+            assert!(o.field("levels").starts_with('-'));
+        }
+    }
+    assert_eq!(
+        j["nodes"].as_u64().map(|n| n.to_string()).as_deref(),
+        Some(o.field("nodes"))
+    );
+    // The summary rounds to milliseconds.
+    let secs = j["seconds"].as_f64().expect("seconds is a number");
+    let printed: f64 = o
+        .field("time")
+        .split(' ')
+        .next()
+        .and_then(|t| t.parse().ok())
+        .expect("time N s");
+    assert!(
+        secs >= 0.0 && (secs - printed).abs() <= 0.0006,
+        "{secs} vs {printed}"
+    );
+    // Linux reports the peak RSS; the summary prints it in binary units, one decimal.
+    let peak = j["peak_rss_bytes"]
+        .as_u64()
+        .expect("peak_rss_bytes on Linux") as f64;
+    let (v, unit) = o
+        .field("peak RSS")
+        .split_once(' ')
+        .expect("peak RSS N unit");
+    let scale = match unit {
+        "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => panic!("unit {unit}"),
+    };
+    let v: f64 = v.parse().expect("peak RSS number");
+    assert!(
+        peak > 0.0 && (peak / scale - v).abs() <= 0.051,
+        "{peak} vs {v} {unit}"
+    );
+}
+
+#[test]
+fn json_report_agrees_with_the_summary() {
+    let dir = TempDir::new("json");
+    let f = dir.path("report.json");
+    let o = rhizome(&[
+        "reach",
+        "--workers",
+        "2",
+        "--deadlocks",
+        "--count-nodes",
+        "--json",
+        s(&f),
+    ])
+    .success();
+    let j = read_json(&f);
+    json_agrees_with_summary(&o, &j);
+    assert_eq!(
+        j["states"].as_str(),
+        Some(closed_form(64).to_string().as_str())
+    );
+    assert_eq!(j["workers"], 2);
+    assert_eq!(j["deadlocks"].as_str(), Some("1"));
+    assert_eq!(j["deadlock_example"], serde_json::json!(vec![1; 128]));
+    // --count-nodes: one node count per image level on stderr, the last (empty) image's
+    // being the final set's; the JSON lists the levels that found new states.
+    let per_level: Vec<u64> = o
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("level ")?.split(':').nth(1))
+        .map(|v| v.trim().trim_end_matches("nodes").trim().parse().unwrap())
+        .collect();
+    let levels = j["levels"].as_u64().expect("bfs has levels") as usize;
+    assert_eq!(per_level.len(), levels, "{}", o.context());
+    assert_eq!(j["level_nodes"], serde_json::json!(per_level[..levels - 1]));
+    assert_eq!(per_level.last().copied(), j["nodes"].as_u64());
+
+    // Saturation has no levels: null, and no deadlock keys without --deadlocks.
+    let f = dir.path("sat.json");
+    let o = rhizome(&[
+        "reach",
+        "--strategy",
+        "sat",
+        "--workers",
+        "1",
+        "--json",
+        s(&f),
+    ])
+    .success();
+    let j = read_json(&f);
+    json_agrees_with_summary(&o, &j);
+    assert!(
+        j.get("deadlocks").is_none() && j.get("level_nodes").is_none(),
+        "{j}"
+    );
+}
+
+// ----- --write-model -----
+
+#[test]
+fn write_model_round_trips_through_format_b() {
+    let dir = TempDir::new("export");
+    let f = dir.path("philosophers64.bdd");
+    let built = rhizome(&["reach", "--strategy", "sat", "--write-model", s(&f)]).success();
+    let bytes = std::fs::read(&f).expect("the model was written");
+    // Format B: int vector_size (2 integers per philosopher), then state_bits (2, 1, ...).
+    assert_eq!(bytes[0..4], 128i32.to_le_bytes());
+    assert_eq!(bytes[4..8], 2i32.to_le_bytes());
+    assert_eq!(bytes[8..12], 1i32.to_le_bytes());
+    for args in [
+        vec!["--strategy", "bfs"],
+        vec!["--format", "b", "--strategy", "sat"],
+    ] {
+        let mut a = vec!["reach", s(&f), "--deadlocks"];
+        a.extend(args);
+        let o = rhizome(&a).success();
+        assert_eq!(o.field("model"), s(&f));
+        for key in ["states", "nodes"] {
+            assert_eq!(o.field(key), built.field(key), "{}", o.context());
+        }
+        assert!(o.field("deadlocks").starts_with("1 (one: [1, 1, "));
+    }
+    // A model read from a file exports to the same bytes.
+    let again = dir.path("again.bdd");
+    rhizome(&[
+        "reach",
+        s(&f),
+        "--strategy",
+        "sat",
+        "--write-model",
+        s(&again),
+    ])
+    .success();
+    assert!(
+        std::fs::read(&again).unwrap() == bytes,
+        "the export changed on re-export"
+    );
+}
+
+// ----- the shared model files -----
+
+#[test]
+fn published_oracles_of_model_files() {
+    let Some(dir) = models_dir() else { return };
+    let o = rhizome(&["reach", &model(&dir, "ltsmin-2017/anderson.4.bdd")]).success();
+    assert_eq!(o.field("states"), "29641");
+
+    let tmp = TempDir::new("oracle");
+    let f = tmp.path("anderson.1.8.json");
+    let file = model(&dir, "thesis-2014/anderson.1.8-rgs.bdd");
+    let o = rhizome(&["reach", &file, "--strategy", "bfs", "--json", s(&f)]).success();
+    assert_eq!(o.field("model"), file);
+    assert_eq!(o.field("states"), "352664");
+    assert_eq!(o.field("levels"), "1293");
+    assert_eq!(o.field("nodes"), "22221");
+    let j = read_json(&f);
+    json_agrees_with_summary(&o, &j);
+    assert_eq!(j["states"], "352664");
+    assert_eq!(j["levels"], 1293);
+    assert_eq!(j["nodes"], 22221);
+}
+
+#[test]
+fn format_a_file_exports_to_an_equivalent_format_b_file() {
+    let Some(dir) = models_dir() else { return };
+    let tmp = TempDir::new("a-to-b");
+    let out = tmp.path("schedule_world.2.bdd");
+    let file = model(&dir, "thesis-2014/schedule_world.2.8-rgs.bdd");
+    let a = rhizome(&[
+        "reach",
+        &file,
+        "--strategy",
+        "sat",
+        "--write-model",
+        s(&out),
+    ])
+    .success();
+    assert_eq!(a.field("states"), "1570340");
+    assert_eq!(a.field("nodes"), "18779");
+    let b = rhizome(&["reach", s(&out), "--strategy", "sat"]).success();
+    assert_eq!(b.field("states"), "1570340");
+    assert_eq!(b.field("nodes"), "18779");
+}
+
+#[test]
+fn deadlocks_on_models_with_and_without_them() {
+    let Some(dir) = models_dir() else { return };
+    // anderson.4 has none: the line says 0 and the JSON has no example.
+    let tmp = TempDir::new("deadlocks");
+    let f = tmp.path("none.json");
+    let file = model(&dir, "ltsmin-2017/anderson.4.bdd");
+    let o = rhizome(&["reach", &file, "--deadlocks", "--json", s(&f)]).success();
+    assert_eq!(o.field("deadlocks"), "0");
+    let j = read_json(&f);
+    assert_eq!(j["deadlocks"], "0");
+    assert!(j["deadlock_example"].is_null(), "{j}");
+
+    // bakery.4 has some (no published figure): every strategy finds the same number, and
+    // the example is a full state vector (15 integers), also in the JSON.
+    let file = model(&dir, "ltsmin-2017/bakery.4.bdd");
+    let mut seen = None;
+    for strategy in ["sat", "chaining"] {
+        let f = tmp.path(&format!("bakery-{strategy}.json"));
+        let o = rhizome(&[
+            "reach",
+            &file,
+            "--deadlocks",
+            "-s",
+            strategy,
+            "--json",
+            s(&f),
+        ])
+        .success();
+        assert_eq!(o.field("states"), "157003");
+        let line = o.field("deadlocks");
+        let (count, example) = line.split_once(" (one: ").expect("count (one: [...])");
+        assert!(count.parse::<u64>().unwrap() > 0, "{line}");
+        assert_eq!(seen.get_or_insert(count.to_string()), count);
+        let j = read_json(&f);
+        assert_eq!(j["deadlocks"].as_str(), Some(count));
+        let ex = j["deadlock_example"].as_array().expect("an example");
+        assert_eq!(ex.len(), 15, "{j}");
+        let printed: Vec<String> = ex.iter().map(|v| v.to_string()).collect();
+        assert_eq!(example, format!("[{}])", printed.join(", ")));
+    }
+}
+
+// ----- bad input -----
+
+/// A deterministic stream of pseudo-random bytes (xorshift).
+fn garbage(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect()
+}
+
+/// The byte offset of a model-file error `<file>: byte <offset>: ...`.
+fn error_offset(line: &str, file: &str) -> u64 {
+    let rest = line
+        .split_once(&format!("{file}: byte "))
+        .unwrap_or_else(|| panic!("no `{file}: byte N:` in {line:?}"))
+        .1;
+    rest.split(':')
+        .next()
+        .unwrap()
+        .parse()
+        .expect("a byte offset")
+}
+
+#[test]
+fn unreadable_model_files_name_the_file() {
+    let tmp = TempDir::new("unreadable");
+    let missing = tmp.path("no-such-model.bdd");
+    let e = clean_error(&rhizome(&["reach", s(&missing)]), &[s(&missing)]);
+    assert!(e.contains("No such file"), "{e}");
+    let e = clean_error(&rhizome(&["reach", s(&tmp.0)]), &[s(&tmp.0)]);
+    assert!(e.contains("directory"), "{e}");
+    let empty = tmp.write("empty.bdd", b"");
+    let e = clean_error(&rhizome(&["reach", s(&empty)]), &[]);
+    assert_eq!(error_offset(&e, s(&empty)), 0);
+}
+
+#[test]
+fn corrupt_model_files_name_the_file_and_the_offset() {
+    let tmp = TempDir::new("corrupt");
+    // A real file to damage: the built-in model's export, and the shared files if present.
+    let export = tmp.path("export.bdd");
+    rhizome(&[
+        "reach",
+        "--builtin",
+        "philosophers:8",
+        "--strategy",
+        "sat",
+        "--write-model",
+        s(&export),
+    ])
+    .success();
+    // (bytes, whether every byte is structure: format B ignores what follows the last
+    // relation, so only there can cutting the last byte go unnoticed).
+    let mut originals = vec![(std::fs::read(&export).unwrap(), true)];
+    if let Some(dir) = models_dir() {
+        for f in [
+            "ltsmin-2017/anderson.4.bdd",
+            "thesis-2014/anderson.1.8-rgs.bdd",
+        ] {
+            originals.push((std::fs::read(dir.join(f)).unwrap(), f.starts_with("thesis")));
+        }
+    }
+    for (i, (bytes, all_structure)) in originals.iter().enumerate() {
+        let mut cuts = vec![5, bytes.len() / 3, bytes.len() * 2 / 3];
+        if *all_structure {
+            cuts.push(bytes.len() - 1);
+        }
+        for cut in cuts {
+            let p = tmp.write(&format!("truncated-{i}-{cut}.bdd"), &bytes[..cut]);
+            let e = clean_error(&rhizome(&["reach", s(&p)]), &[]);
+            assert!(error_offset(&e, s(&p)) <= cut as u64, "{e}");
+        }
+    }
+    for seed in [1, 2, 3] {
+        let p = tmp.write(&format!("garbage-{seed}.bdd"), &garbage(4096, seed));
+        let e = clean_error(&rhizome(&["reach", s(&p)]), &[]);
+        assert!(error_offset(&e, s(&p)) < 4096, "{e}");
+    }
+    // Forcing the wrong format is a content error too, not a misreading.
+    let e = clean_error(&rhizome(&["reach", s(&export), "--format", "a"]), &[]);
+    error_offset(&e, s(&export));
+    usage_error(
+        &rhizome(&["reach", s(&export), "--format", "c"]),
+        &["--format", "`c`"],
+    );
+}
+
+#[test]
+fn bad_reach_options() {
+    for (spec, why) in [
+        ("philosophers:1", "2..="),
+        ("philosophers:x", "not a number"),
+        ("dragons:3", "philosophers:N"),
+    ] {
+        let o = rhizome(&["reach", "--builtin", spec]);
+        clean_error(&o, &[spec.split(':').next().unwrap(), why]);
+        assert!(o.stdout.is_empty(), "{}", o.context());
+    }
+    usage_error(
+        &rhizome(&["reach", "--memory", "garbage"]),
+        &["garbage", "not a number"],
+    );
+    usage_error(
+        &rhizome(&["reach", "--memory", "5X"]),
+        &["unknown unit `X`"],
+    );
+    clean_error(
+        &rhizome(&["reach", "--memory", "1K"]),
+        &["--memory", "too small"],
+    );
+    // Room for a table, not for this model: the limit ends the run with a reason.
+    let o = rhizome(&["reach", "--memory", "2M"]);
+    clean_error(&o, &["out of BDD nodes", "memory"]);
+    usage_error(
+        &rhizome(&["reach", "--strategy", "nope"]),
+        &["nope", "bfs, chaining, sat or par"],
+    );
+    usage_error(&rhizome(&["reach", "--bogus-flag"]), &["--bogus-flag"]);
+    // --builtin and a file exclude each other.
+    usage_error(
+        &rhizome(&["reach", "model.bdd", "--builtin", "philosophers:3"]),
+        &["--builtin"],
+    );
+}
+
+#[test]
+fn unwritable_outputs_name_the_file() {
+    let tmp = TempDir::new("unwritable");
+    let nowhere = tmp.path("no-such-dir").join("out.json");
+    let o = rhizome(&["reach", "--strategy", "sat", "--json", s(&nowhere)]);
+    clean_error(&o, &[s(&nowhere)]);
+    let o = rhizome(&["reach", "--strategy", "sat", "--write-model", s(&nowhere)]);
+    clean_error(&o, &[s(&nowhere)]);
+    let o = rhizome(&[
+        "bench",
+        "tasks",
+        "fib",
+        "10",
+        "--repeat",
+        "1",
+        "--json",
+        s(&nowhere),
+    ]);
+    clean_error(&o, &[s(&nowhere)]);
+}
+
+#[test]
+fn bad_bench_arguments() {
+    usage_error(&rhizome(&["bench", "tasks", "nope"]), &["nope"]);
+    let o = rhizome(&["bench", "tasks", "lu", "1000", "--cutoff", "300"]);
+    clean_error(&o, &["1000", "300", "multiple"]);
+    // An empty matrix once panicked on its NaN residual.
+    let o = rhizome(&["bench", "tasks", "lu", "0", "--cutoff", "50"]);
+    clean_error(&o, &["lu", "positive multiple"]);
+    // Zero workers once ran on one and recorded zero.
+    clean_error(
+        &rhizome(&["bench", "fib", "10", "--workers", "0"]),
+        &["--workers"],
+    );
+    clean_error(
+        &rhizome(&["bench", "tasks", "fib", "10", "--pes", "0"]),
+        &["PEs", "at least 1"],
+    );
+    let o = rhizome(&["bench", "tasks", "uts", "--tree", "NOPE"]);
+    clean_error(&o, &["NOPE", "T1"]);
+    let o = rhizome(&["bench", "tasks", "nqueens", "17"]);
+    clean_error(&o, &["17"]);
+    usage_error(&rhizome(&["bench", "tasks", "fib", "ten"]), &["ten"]);
+    usage_error(&rhizome(&["bench", "nope"]), &["nope"]);
+}
+
+// ----- bench -----
+
+/// The records of a `bench` JSON file; every one has the common fields.
+fn records(p: &Path) -> Vec<Value> {
+    let j = read_json(p);
+    let recs = j
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {j}"))
+        .clone();
+    assert!(!recs.is_empty(), "no records");
+    for r in &recs {
+        assert!(r["name"].is_string() && r["unit"].is_string(), "{r}");
+        let v = r["value"].as_f64().unwrap_or_else(|| panic!("value: {r}"));
+        assert!(v.is_finite() && v >= 0.0, "{r}");
+    }
+    recs
+}
+
+#[test]
+fn bench_tasks_kernels_record_their_checked_results() {
+    let tmp = TempDir::new("tasks");
+    // (arguments, the known result if any, how the run checks its result). Small sizes,
+    // and cutoffs low enough that jobs are spawned.
+    const KNOWN: &str = "checked against the known value";
+    const SEQ: &str = "checked against the sequential code";
+    let runs: [(&[&str], Option<&str>, &str); 6] = [
+        (&["fib", "20", "--cutoff", "10"], Some("6765"), SEQ),
+        (&["nqueens", "8"], Some("92"), KNOWN),
+        (&["uts", "--tree", "T1"], Some("4130071"), KNOWN),
+        (&["pingpong", "200"], Some("200"), KNOWN),
+        (&["qsort", "20000"], None, SEQ),
+        (&["lu", "200", "--cutoff", "50"], None, SEQ),
+    ];
+    for (i, (args, known, check)) in runs.iter().enumerate() {
+        let f = tmp.path(&format!("tasks-{i}.json"));
+        let mut a = vec!["bench", "tasks"];
+        a.extend_from_slice(args);
+        a.extend(["--pes", "2", "--repeat", "1", "--json", s(&f)]);
+        let o = rhizome(&a).success();
+        assert!(o.stdout.contains(check), "{}", o.context());
+        let recs = records(&f);
+        let result = recs[0]["result"].as_str().expect("a result").to_string();
+        if let Some(k) = known {
+            assert_eq!(result, *k, "{args:?}");
+        }
+        assert!(result.parse::<u64>().is_ok(), "{result}");
+        for r in &recs {
+            assert_eq!(r["result"].as_str(), Some(result.as_str()), "{r}");
+            assert_eq!(r["transport"], "local", "{r}");
+            assert_eq!(r["pes"], 2, "{r}");
+            assert_eq!(r["workers"], 1, "{r}");
+        }
+        let jobs = recs
+            .iter()
+            .find(|r| r["name"].as_str().is_some_and(|n| n.ends_with(" jobs")))
+            .expect("a jobs record");
+        assert!(jobs["value"].as_f64().unwrap() >= 1.0, "{jobs}");
+    }
+}
+
+#[test]
+fn bench_fib_and_comm_write_records() {
+    let tmp = TempDir::new("bench");
+    let f = tmp.path("fib.json");
+    rhizome(&["bench", "fib", "20", "--workers", "2", "--json", s(&f)]).success();
+    let recs = records(&f);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["result"], "6765");
+    assert_eq!(recs[0]["workers"], 2);
+
+    let f = tmp.path("comm.json");
+    let args = [
+        "bench", "comm", "--pes", "2", "--repeat", "1", "--iters", "1000",
+    ];
+    let mut a = args.to_vec();
+    a.extend(["--messages", "20000", "--json", s(&f)]);
+    let o = rhizome(&a).success();
+    let recs = records(&f);
+    let names: Vec<&str> = recs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    for want in ["get 8 B latency", "AM call round trip", "barrier latency"] {
+        assert!(names.contains(&want), "no {want:?} in {names:?}");
+    }
+    for r in &recs {
+        assert_eq!(r["transport"], "local", "{r}");
+        assert_eq!(r["pes"], 2, "{r}");
+        // The table shows every record.
+        let name = r["name"].as_str().unwrap();
+        assert!(
+            o.stdout.contains(name),
+            "{name} not printed\n{}",
+            o.context()
+        );
+    }
+}
+
+// ----- help and the bare command -----
+
+#[test]
+fn help_version_and_the_bare_command() {
+    let o = rhizome(&["--help"]).success();
+    for sub in ["reach", "bench", "info"] {
+        assert!(o.stdout.contains(sub), "{}", o.context());
+    }
+    let o = rhizome(&["reach", "--help"]).success();
+    for flag in [
+        "--strategy",
+        "--json",
+        "--memory",
+        "--write-model",
+        "--deadlocks",
+        "--builtin",
+    ] {
+        assert!(o.stdout.contains(flag), "no {flag}\n{}", o.context());
+    }
+    let o = rhizome(&["bench", "tasks", "--help"]).success();
+    assert!(o.stdout.contains("--cutoff"), "{}", o.context());
+    let o = rhizome(&["--version"]).success();
+    assert_eq!(
+        o.stdout.trim(),
+        format!("rhizome {}", env!("CARGO_PKG_VERSION"))
+    );
+
+    // No subcommand: clap's usage error (exit 2) with the list of commands, on stderr.
+    let o = rhizome(&[]);
+    no_panic(&o);
+    assert_eq!(o.code, Some(2), "{}", o.context());
+    assert!(o.stdout.is_empty(), "{}", o.context());
+    assert!(
+        o.stderr.contains("Usage: rhizome <COMMAND>"),
+        "{}",
+        o.context()
+    );
+    assert!(o.stderr.contains("reach"), "{}", o.context());
+    usage_error(&rhizome(&["frobnicate"]), &["frobnicate"]);
+
+    let o = rhizome(&["info", "--workers", "3"]).success();
+    assert_eq!(
+        o.stdout.lines().next(),
+        Some(&*format!("rhizome {}", env!("CARGO_PKG_VERSION")))
+    );
+    assert!(o.stdout.contains("workers per pe: 3"), "{}", o.context());
+    let mpi = if cfg!(feature = "mpi") {
+        "built in"
+    } else {
+        "not built"
+    };
+    assert!(
+        o.stdout.contains(&format!("mpi transport: {mpi}")),
+        "{}",
+        o.context()
+    );
+}

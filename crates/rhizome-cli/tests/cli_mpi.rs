@@ -1,0 +1,206 @@
+//! The `rhizome` command under `mpirun -np 2` (cargo feature `mpi`, Open MPI's `mpirun` on
+//! the `PATH`): `bench tasks` runs one PE per rank and only PE 0's rank writes the
+//! records, which name the `mpi` transport and 2 PEs; `reach` (not distributed yet) gives
+//! the same state count on every rank as the local run.
+//!
+//! Each launch has a generous time limit so that a hang fails the test instead of
+//! blocking it, and launches run one at a time; nothing here measures time.
+#![cfg(feature = "mpi")]
+
+use serde_json::Value;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A launch that has not ended after this long is a hang.
+const HANG_LIMIT: Duration = Duration::from_secs(240);
+
+/// One launch at a time: the machine may have few cores and the ranks busy-poll.
+static LAUNCH: Mutex<()> = Mutex::new(());
+
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Outcome {
+    fn context(&self, what: &str) -> String {
+        format!(
+            "{what} exited with {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// The tester's environment must not change what is tested.
+const CLEARED: [&str; 8] = [
+    "RHIZOME_PES",
+    "RHIZOME_WORKERS",
+    "RHIZOME_TRANSPORT",
+    "RHIZOME_CACHE_RATIO",
+    "RHIZOME_INITIAL_NODES",
+    "RHIZOME_GROW",
+    "RUST_BACKTRACE",
+    "RUST_LIB_BACKTRACE",
+];
+
+fn wait_with_limit(mut cmd: Command, what: &str) -> Outcome {
+    for var in CLEARED {
+        cmd.env_remove(var);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e} (is Open MPI installed?)"));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > HANG_LIMIT {
+            // SIGTERM lets mpirun kill its ranks; then make sure it is gone.
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            std::thread::sleep(Duration::from_secs(5));
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} hung (killed after {HANG_LIMIT:?})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Outcome {
+        code: status.code(),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
+}
+
+fn mpirun(args: &[&str]) -> Outcome {
+    let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .arg(env!("CARGO_BIN_EXE_rhizome"))
+        .args(args);
+    let what = format!("mpirun -np 2 rhizome {}", args.join(" "));
+    let o = wait_with_limit(cmd, &what);
+    assert_eq!(o.code, Some(0), "{}", o.context(&what));
+    o
+}
+
+fn local(args: &[&str]) -> Outcome {
+    let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rhizome"));
+    cmd.args(args);
+    let what = format!("rhizome {}", args.join(" "));
+    let o = wait_with_limit(cmd, &what);
+    assert_eq!(o.code, Some(0), "{}", o.context(&what));
+    o
+}
+
+/// A JSON output file, unique to this test process, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str) -> TempFile {
+        let p = std::env::temp_dir().join(format!(
+            "rhizome-cli-mpi-test-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&p);
+        TempFile(p)
+    }
+    fn arg(&self) -> &str {
+        self.0.to_str().expect("UTF-8 temp path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn bench_tasks_on_two_ranks(kernel: &[&str], name: &str, known: Option<&str>) {
+    let f = TempFile::new(&format!("{name}.json"));
+    let mut args = vec!["bench", "tasks"];
+    args.extend_from_slice(kernel);
+    args.extend(["--repeat", "1", "--json", f.arg()]);
+    let o = mpirun(&args);
+    // Only PE 0's rank reports (and so writes the file): one summary line, one table. A
+    // rank that wrote too would have printed its own.
+    assert_eq!(
+        o.stdout.matches(": result ").count(),
+        1,
+        "{}",
+        o.context(name)
+    );
+    assert_eq!(o.stdout.matches("name ").count(), 1, "{}", o.context(name));
+    let text = std::fs::read_to_string(&f.0).expect("the records were written");
+    let recs: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let times = recs
+        .iter()
+        .filter(|r| r["name"].as_str().is_some_and(|n| n.ends_with(" time")))
+        .count();
+    assert_eq!(times, 1, "not one record set: {text}");
+    let result = recs[0]["result"].as_str().expect("a result");
+    if let Some(k) = known {
+        assert_eq!(result, k);
+    }
+    for r in &recs {
+        assert_eq!(r["transport"], "mpi", "{r}");
+        assert_eq!(r["pes"], 2, "{r}");
+        assert_eq!(r["result"].as_str(), Some(result), "{r}");
+    }
+}
+
+#[test]
+fn bench_tasks_qsort_on_two_ranks() {
+    // The result is a hash of the sorted data, checked by the run against its sequential
+    // sort; a rank that lost or duplicated a stolen part would fail that check.
+    bench_tasks_on_two_ranks(&["qsort", "20000"], "qsort", None);
+}
+
+#[test]
+fn bench_tasks_fib_on_two_ranks() {
+    // A cutoff below N, so that there are jobs to steal across ranks.
+    bench_tasks_on_two_ranks(&["fib", "25", "--cutoff", "15"], "fib", Some("75025"));
+}
+
+#[test]
+fn reach_under_mpirun_matches_the_local_run() {
+    let field = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("states "))
+            .map(|v| v.trim().to_string())
+            .collect()
+    };
+    // The README's command: the default built-in model.
+    let args = ["reach"];
+    let here = local(&args);
+    let want = field(&here.stdout);
+    assert_eq!(want.len(), 1, "{}", here.stdout);
+    let o = mpirun(&args);
+    let got = field(&o.stdout);
+    // reach is not distributed: every rank explores the model alone, and each must agree.
+    assert!(!got.is_empty(), "{}", o.context("mpirun reach"));
+    assert!(
+        got.iter().all(|g| *g == want[0]),
+        "{got:?} vs {want:?}\n{}",
+        o.context("mpirun reach")
+    );
+}
