@@ -533,6 +533,17 @@ impl Ctx {
         self.send_raw(pe, am.id, |buf| msg.encode(buf));
     }
 
+    /// Sends a message for `am` that `encode` writes as `M::encode` would, without an `M`
+    /// value (e.g. from a borrowed form of it).
+    pub(crate) fn send_encoded<M: Message>(
+        &self,
+        pe: usize,
+        am: Am<M>,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) {
+        self.send_raw(pe, am.id, encode);
+    }
+
     /// Sends a request to PE `pe`; the returned handle yields the handler's result.
     /// The request is flushed when the handle is waited on.
     pub fn call<Q: Message, R: Message>(

@@ -564,7 +564,7 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
 /// floating-point operations in the same order per element, so they match exactly.
 struct Inputs {
     data: Vec<f64>,
-    b: Arc<Vec<f64>>,
+    b: Arc<dense::Doubles>,
     tiles: Vec<Vec<dense::Tile>>,
     n: usize,
     cutoff: usize,
@@ -582,7 +582,7 @@ impl Inputs {
         let cutoff = cutoff as usize;
         let mut me = Inputs {
             data: Vec::new(),
-            b: Arc::new(Vec::new()),
+            b: Arc::default(),
             tiles: Vec::new(),
             n,
             cutoff,
@@ -591,7 +591,7 @@ impl Inputs {
             Kernel::Qsort => me.data = dense::random_doubles(n, 7),
             Kernel::Matmul => {
                 me.data = dense::random_doubles(n * n, 1);
-                me.b = Arc::new(dense::random_doubles(n * n, 2));
+                me.b = Arc::new(dense::Doubles(dense::random_doubles(n * n, 2)));
             }
             Kernel::Lu => me.tiles = dense::lu_input(n / cutoff, cutoff, 3),
             _ => {}
@@ -607,11 +607,14 @@ impl Inputs {
                 let mut data = self.data.clone();
                 let t0 = Instant::now();
                 let out = match t {
-                    Some(t) => dense::Sort {
-                        data,
-                        cutoff: self.cutoff,
+                    Some(t) => {
+                        dense::Sort {
+                            data: dense::Doubles(data),
+                            cutoff: self.cutoff,
+                        }
+                        .run(t)
+                        .0
                     }
-                    .run(t),
                     None => {
                         data.sort_unstable_by(f64::total_cmp);
                         data
@@ -626,13 +629,16 @@ impl Inputs {
                 let a_rows = self.data.clone();
                 let t0 = Instant::now();
                 let c = match t {
-                    Some(t) => dense::MatMul {
-                        a_rows,
-                        b: Arc::clone(&self.b),
-                        n: self.n,
-                        cutoff: self.cutoff,
+                    Some(t) => {
+                        dense::MatMul {
+                            a_rows: dense::Doubles(a_rows),
+                            b: Arc::clone(&self.b),
+                            n: self.n,
+                            cutoff: self.cutoff,
+                        }
+                        .run(t)
+                        .0
                     }
-                    .run(t),
                     None => dense::matmul_rows(&a_rows, &self.b, self.n),
                 };
                 let secs = t0.elapsed().as_secs_f64();

@@ -390,7 +390,7 @@ impl Shared {
     }
 
     /// Handles one scheduler message (on the main thread).
-    fn handle(&self, ctx: &Ctx, am: Am<Bytes>, m: Msg) {
+    fn handle(&self, ctx: &Ctx, am: Am<Packet>, m: Msg) {
         match m {
             Msg::StealReq { thief, many } => {
                 let avail = self.stealable();
@@ -510,7 +510,7 @@ impl Shared {
     }
 
     /// PE 0: starts a termination wave if none runs and the last one is old enough.
-    fn maybe_start_wave(&self, ctx: &Ctx, am: Am<Bytes>) {
+    fn maybe_start_wave(&self, ctx: &Ctx, am: Am<Packet>) {
         let mut w = self.wave.lock().unwrap_or_else(|e| e.into_inner());
         if w.active || w.last.is_some_and(|t| t.elapsed() < WAVE_GAP) {
             return;
@@ -535,7 +535,7 @@ impl Shared {
         ctx.flush();
     }
 
-    fn end_wave(&self, ctx: &Ctx, am: Am<Bytes>, w: &mut Wave) {
+    fn end_wave(&self, ctx: &Ctx, am: Am<Packet>, w: &mut Wave) {
         w.active = false;
         let sums = w.sums;
         if sums.0 == sums.1 && w.previous == Some(sums) {
@@ -549,18 +549,27 @@ impl Shared {
     }
 }
 
-fn send_msg(ctx: &Ctx, am: Am<Bytes>, pe: usize, m: &Msg) {
-    let bytes = postcard::to_stdvec(m).expect("scheduler messages encode");
-    ctx.send(pe, am, &Bytes(bytes));
+fn send_msg(ctx: &Ctx, am: Am<Packet>, pe: usize, m: &Msg) {
+    ctx.send_encoded(pe, am, |out| encode_packet(m, out));
 }
 
-/// A length-prefixed byte string copied as one block (jobs can be megabytes).
-struct Bytes(Vec<u8>);
+/// A scheduler message on the wire: postcard bytes after a length prefix, written straight
+/// into the aggregation buffer and decoded straight from the receive buffer (jobs and
+/// values can be megabytes, and every copy is on a steal's critical path).
+struct Packet(Msg);
 
-impl crate::Message for Bytes {
+fn encode_packet(m: &Msg, out: &mut Vec<u8>) {
+    let at = out.len();
+    out.extend_from_slice(&0u64.to_le_bytes());
+    let mut buf = postcard::to_extend(m, std::mem::take(out)).expect("scheduler messages encode");
+    let n = (buf.len() - at - 8) as u64;
+    buf[at..at + 8].copy_from_slice(&n.to_le_bytes());
+    *out = buf;
+}
+
+impl crate::Message for Packet {
     fn encode(&self, out: &mut Vec<u8>) {
-        (self.0.len() as u64).encode(out);
-        out.extend_from_slice(&self.0);
+        encode_packet(&self.0, out);
     }
     fn decode(input: &mut &[u8]) -> Self {
         let n = u64::decode(input) as usize;
@@ -571,7 +580,7 @@ impl crate::Message for Bytes {
         );
         let (head, tail) = input.split_at(n);
         *input = tail;
-        Bytes(head.to_vec())
+        Packet(postcard::from_bytes(head).expect("scheduler messages decode"))
     }
 }
 
@@ -700,7 +709,7 @@ impl TaskObj for Pinned {
 /// The task scheduler of one PE. See the [module documentation](self).
 pub struct Tasks {
     sh: Arc<Shared>,
-    am: Am<Bytes>,
+    am: Am<Packet>,
     stats: Cell<Stats>,
 }
 
@@ -741,10 +750,9 @@ impl Tasks {
             rng: AtomicU64::new(0x9E37_79B9_7F4A_7C15 ^ (ctx.my_pe() as u64 + 1) << 17),
         });
         let sh2 = Arc::clone(&sh);
-        let am_cell: Rc<Cell<Option<Am<Bytes>>>> = Rc::new(Cell::new(None));
+        let am_cell: Rc<Cell<Option<Am<Packet>>>> = Rc::new(Cell::new(None));
         let am_cell2 = Rc::clone(&am_cell);
-        let am = ctx.register(move |ctx: &Ctx, bytes: Bytes| {
-            let m: Msg = postcard::from_bytes(&bytes.0).expect("scheduler messages decode");
+        let am = ctx.register(move |ctx: &Ctx, Packet(m): Packet| {
             let am = am_cell2.get().expect("registered before any message");
             sh2.handle(ctx, am, m);
         });
@@ -931,7 +939,7 @@ impl Drop for StopGuard<'_> {
 /// What only the PE's main thread has: the context for messages.
 struct MainCtx {
     ctx: &'static Ctx,
-    am: Am<Bytes>,
+    am: Am<Packet>,
     body_done: Cell<bool>,
 }
 
