@@ -64,7 +64,7 @@ use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::cell::UnsafeCell;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Most collective allocations one world may make.
 pub const MAX_SEGMENTS: usize = 4096;
@@ -148,7 +148,9 @@ impl MpiLock {
         self.locked
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
-            .then_some(Guard { lock: self })
+            // `then`, not `then_some`: a guard built for a failed attempt would be dropped
+            // at once and release the lock its holder still uses.
+            .then(|| Guard { lock: self })
     }
 
     #[inline]
@@ -215,9 +217,65 @@ pub struct MpiTransport {
     comm: H<ffi::MPI_Comm>,
     /// MPI provides `MPI_THREAD_MULTIPLE`: one-sided operations skip the lock.
     thread_multiple: bool,
-    lock: MpiLock,
+    lock: Arc<MpiLock>,
     segments: Box<[OnceLock<Segment>]>,
     next_segment: AtomicU32,
+    /// Drives large sends (see [`SendProgress`]); only under `MPI_THREAD_MULTIPLE`.
+    progress: Option<SendProgress>,
+}
+
+/// Messages above this size may need the sender inside MPI to move: Open MPI's
+/// shared-memory transport sends them by rendezvous and then in fragments, unless a
+/// single-copy mechanism (CMA, XPMEM) lets the receiver fetch them.
+const EAGER_LIMIT: usize = 4096;
+
+/// A thread that completes large sends while the thread that posted them computes.
+///
+/// A worker that sends a job of megabytes to a thief and then runs a job of its own for
+/// milliseconds without calling MPI would hold the thief's `MPI_Mrecv` that long where
+/// no single-copy mechanism is available (on this machine the tiled LU on two ranks then
+/// lost its whole speedup). The thread sleeps (parked) while no large send is in flight,
+/// and calls `MPI_Test` on the sends, yielding in between, while one is.
+struct SendProgress {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl SendProgress {
+    fn start(lock: Arc<MpiLock>) -> std::io::Result<SendProgress> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("rhizome-mpi-progress".into())
+            .spawn(move || {
+                while !stop2.load(Ordering::Acquire) {
+                    let pending = {
+                        let mut l = lock.lock();
+                        // An error stays with its request; the posting thread's next
+                        // reap reports it.
+                        let _ = MpiTransport::reap_sends(&mut l);
+                        l.sends.iter().any(|(_, b)| b.len() > EAGER_LIMIT)
+                    };
+                    if pending {
+                        std::thread::yield_now();
+                    } else {
+                        std::thread::park();
+                    }
+                }
+            })?;
+        Ok(SendProgress { stop, thread })
+    }
+
+    /// Called after posting a large send.
+    fn wake(&self) {
+        self.thread.thread().unpark();
+    }
+
+    fn finish(self) {
+        self.stop.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        let _ = self.thread.join();
+    }
 }
 
 fn error_string(code: c_int) -> String {
@@ -443,14 +501,24 @@ impl MpiTransport {
             size: size as usize,
             comm: H(comm),
             thread_multiple,
-            lock: MpiLock::new(Locked {
+            progress: None,
+            lock: Arc::new(MpiLock::new(Locked {
                 sends: Vec::new(),
                 own: VecDeque::new(),
                 free: Vec::new(),
                 origins: Vec::new(),
-            }),
+            })),
             segments: (0..MAX_SEGMENTS).map(|_| OnceLock::new()).collect(),
             next_segment: AtomicU32::new(0),
+        })
+        .map(|mut t| {
+            // Under MPI_THREAD_SERIALIZED a second thread calling MPI could meet a UCX
+            // worker made for one thread (see "Threads" above): no progress thread then,
+            // and large sends move when this PE next calls MPI.
+            if t.thread_multiple {
+                t.progress = SendProgress::start(Arc::clone(&t.lock)).ok();
+            }
+            t
         })
     }
 
@@ -686,8 +754,15 @@ impl MpiTransport {
 
 impl Drop for MpiTransport {
     fn drop(&mut self) {
-        // `&mut self`: no other thread can call MPI through this transport any more.
-        let l = self.lock.state.get_mut();
+        if let Some(p) = self.progress.take() {
+            p.finish();
+        }
+        // `&mut self` and the progress thread joined: no other thread can call MPI
+        // through this transport any more.
+        let Some(lock) = Arc::get_mut(&mut self.lock) else {
+            unreachable!("the progress thread holds the only other reference")
+        };
+        let l = lock.state.get_mut();
         // Outstanding sends were all received (the world ends with a barrier after its
         // final finish); complete them before their buffers go.
         for (req, _) in l.sends.iter_mut() {
@@ -964,9 +1039,14 @@ impl Transport for MpiTransport {
             )
         };
         check(rc, || format!("MPI_Isend to PE {pe}"))?;
+        let large = buf.len() > EAGER_LIMIT;
         l.sends.push((H(req), buf));
         if l.sends.len() > 4 * self.size {
             Self::reap_sends(&mut l)?;
+        }
+        drop(l);
+        if large && let Some(p) = &self.progress {
+            p.wake();
         }
         Ok(())
     }
@@ -1400,5 +1480,46 @@ pub mod baseline {
         }
         std::hint::black_box(out);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::*;
+
+    /// Mutual exclusion under contention, with failing `try_lock`s in the mix (a failed
+    /// attempt once released the holder's lock). Needs no MPI: the lock is plain Rust.
+    #[test]
+    fn the_mpi_lock_excludes_under_contention() {
+        let lock = Arc::new(MpiLock::new(Locked {
+            sends: Vec::new(),
+            own: VecDeque::new(),
+            free: Vec::new(),
+            origins: Vec::new(),
+        }));
+        const THREADS: usize = 4;
+        const ROUNDS: usize = 20_000;
+        let threads: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let lock = Arc::clone(&lock);
+                std::thread::spawn(move || {
+                    for i in 0..ROUNDS {
+                        let mut g = match lock.try_lock() {
+                            Some(g) => g,
+                            None => lock.lock(),
+                        };
+                        // A read-modify-write that loses updates if two threads overlap.
+                        let n = g.own.len();
+                        g.own.push_back(vec![(t + i) as u8]);
+                        std::hint::black_box(&g.own);
+                        assert_eq!(g.own.len(), n + 1, "another thread ran inside the lock");
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("no thread panics");
+        }
+        assert_eq!(lock.lock().own.len(), THREADS * ROUNDS);
     }
 }
