@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The model a bare `rhizome reach` explores: small enough for seconds, big enough to be
-/// symbolic work (about 10^30 states).
+/// symbolic work (3,145,168,096,065,837,266,706,434 states, about 3 x 10^24).
 const DEFAULT_BUILTIN: &str = "philosophers:64";
 
 #[derive(Args)]
@@ -130,6 +130,9 @@ fn human_bytes(b: u64) -> String {
 }
 
 pub fn run(args: ReachArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        crate::bench::record::probe_writable(path)?;
+    }
     if let Some(p) = args.runtime.pes
         && p != 1
     {
@@ -246,9 +249,17 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
     let peak = peak_rss_bytes();
 
     println!("model      {}", model.name);
+    let substitute = if report.strategy == args.strategy {
+        String::new()
+    } else {
+        format!(
+            ", instead of {}: the model's next-state variables are not interleaved with its current ones",
+            args.strategy
+        )
+    };
     println!(
-        "strategy   {} ({} worker{})",
-        args.strategy,
+        "strategy   {} ({} worker{}{substitute})",
+        report.strategy,
         workers,
         if workers == 1 { "" } else { "s" }
     );
@@ -275,7 +286,8 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
         let stats = m.stats();
         let mut obj = json!({
             "model": model.name,
-            "strategy": args.strategy.name(),
+            "strategy": report.strategy.name(),
+            "requested_strategy": args.strategy.name(),
             "workers": workers,
             "states": report.states.to_string(),
             "levels": report.levels,

@@ -93,6 +93,10 @@ pub struct Deadlocks {
 /// The outcome of a reachability run.
 #[derive(Debug, Clone)]
 pub struct ReachReport {
+    /// The strategy that ran: `bfs` when `sat` or `par` was asked for on a model whose
+    /// next-state variables are not interleaved with the current ones (those two need the
+    /// one-operation image that such models lack).
+    pub strategy: Strategy,
     /// Number of reachable states (exact).
     pub states: BigUint,
     /// Levels: image iterations until no new state appeared, the last, empty one
@@ -308,6 +312,7 @@ pub fn reach(
     // `visited` stays protected (not released): the report hands out `reachable`.
     let _ = visited;
     Ok(ReachReport {
+        strategy,
         states,
         levels: (strategy != Strategy::Sat).then_some(levels),
         nodes,

@@ -88,6 +88,9 @@ fn agree(ctx: &Ctx, mine: f64, op: Option<RawOp>) -> f64 {
 }
 
 pub fn run(args: CommArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        super::record::probe_writable(path)?;
+    }
     let pes = args.runtime.pes.unwrap_or(2);
     let workers = args.runtime.workers.unwrap_or(1);
     let repeat = args.repeat.max(1);

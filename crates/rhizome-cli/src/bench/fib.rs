@@ -28,6 +28,9 @@ fn fib(w: &Worker, n: u64) -> u64 {
 }
 
 pub fn run(args: FibArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        super::record::probe_writable(path)?;
+    }
     let workers = args
         .runtime
         .workers

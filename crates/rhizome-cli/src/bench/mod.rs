@@ -3,7 +3,7 @@
 mod comm;
 mod dense;
 mod fib;
-mod record;
+pub(crate) mod record;
 mod tasks;
 mod uts;
 

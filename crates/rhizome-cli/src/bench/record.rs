@@ -44,3 +44,18 @@ pub fn write_json(path: &Path, records: &[Record]) -> anyhow::Result<()> {
     std::fs::write(path, text + "\n")
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
+
+/// Fails now, with the reason, if `path` cannot be written, rather than after a long run
+/// whose results would then be lost. Leaves no file behind that was not there.
+pub fn probe_writable(path: &Path) -> anyhow::Result<()> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}

@@ -267,6 +267,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn run(args: TasksArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        super::record::probe_writable(path)?;
+    }
     let pes = args.runtime.pes.unwrap_or(1);
     let workers = args.runtime.workers.unwrap_or(1);
     let repeat = args.repeat.max(1);
