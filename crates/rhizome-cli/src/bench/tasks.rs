@@ -214,23 +214,27 @@ struct Rep {
 
 /// CPU seconds (user + system) used by this process so far; 0 where unknown.
 fn process_cpu_secs() -> f64 {
-    // Fields 14 and 15 of /proc/self/stat, in clock ticks of 1/100 s on Linux.
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
+    // CLOCK_PROCESS_CPUTIME_ID has nanosecond resolution; /proc's 10 ms ticks made the
+    // figure meaningless for runs of milliseconds.
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    let Some(rest) = stat.rsplit(')').next() else {
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
         return 0.0;
-    };
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// The residual of the last parallel LU (bits of an f64), for the summary line.
 static LU_RESIDUAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-fn stats_vec(s: &Stats) -> Vec<u64> {
+/// A PE's counters and its process's CPU time (ns) for one repetition, for a gather.
+fn stats_vec(s: &Stats, cpu_ns: u64) -> Vec<u64> {
     vec![
+        cpu_ns,
         s.jobs_run,
         s.local_steals,
         s.remote_steals,
@@ -244,14 +248,14 @@ fn stats_vec(s: &Stats) -> Vec<u64> {
 
 fn stats_from(v: &[u64]) -> Stats {
     Stats {
-        jobs_run: v[0],
-        local_steals: v[1],
-        remote_steals: v[2],
-        steal_requests: v[3],
-        steal_successes: v[4],
-        shared_in: v[5],
-        steal_latency_ns: v[6],
-        remote_runs: v[7],
+        jobs_run: v[1],
+        local_steals: v[2],
+        remote_steals: v[3],
+        steal_requests: v[4],
+        steal_successes: v[5],
+        shared_in: v[6],
+        steal_latency_ns: v[7],
+        remote_runs: v[8],
     }
 }
 
@@ -431,8 +435,18 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
                     })
                 });
                 let secs = t0.elapsed().as_secs_f64();
-                let cores = (process_cpu_secs() - cpu0) / secs;
-                let all = ctx.gather(stats_vec(&tasks.stats()), 0);
+                let cpu_ns = ((process_cpu_secs() - cpu0) * 1e9) as u64;
+                let all = ctx.gather(stats_vec(&tasks.stats(), cpu_ns), 0);
+                // PEs of the local transport share one process (PE 0's figure is the
+                // whole); MPI ranks are processes of their own (their figures add up).
+                let cores = all.as_ref().map_or(0.0, |all| {
+                    let ns: u64 = if ctx.transport_name() == "mpi" {
+                        all.iter().map(|v| v[0]).sum()
+                    } else {
+                        all[0][0]
+                    };
+                    ns as f64 * 1e-9 / secs
+                });
                 if let (Some((result, rtt)), Some(all)) = (r, all) {
                     let per_pe: Vec<Stats> = all.iter().map(|v| stats_from(v)).collect();
                     out.push(Rep {
