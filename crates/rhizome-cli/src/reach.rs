@@ -138,6 +138,14 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
     {
         bail!("--pes {p}: reach runs on a single PE (distributed reachability is not built yet)");
     }
+    if let Some(n) = rhizome::launcher_ranks()
+        && n > 1
+    {
+        // Every rank would explore the whole model and report it again.
+        bail!(
+            "started as {n} MPI ranks: reach runs on a single PE (distributed reachability is not built yet); use mpirun -np 1 or no mpirun"
+        );
+    }
     let workers = match args.runtime.workers {
         Some(0) => bail!("--workers must be at least 1"),
         Some(w) => w,

@@ -1,7 +1,7 @@
 //! The `rhizome` command under `mpirun -np 2` (cargo feature `mpi`, Open MPI's `mpirun` on
 //! the `PATH`): `bench tasks` runs one PE per rank and only PE 0's rank writes the
-//! records, which name the `mpi` transport and 2 PEs; `reach` (not distributed yet) gives
-//! the same state count on every rank as the local run.
+//! records, which name the `mpi` transport and 2 PEs; `reach` (not distributed yet)
+//! refuses to run once per rank, with the reason.
 //!
 //! Each launch has a generous time limit so that a hang fails the test instead of
 //! blocking it, and launches run one at a time; nothing here measures time.
@@ -90,26 +90,22 @@ fn wait_with_limit(mut cmd: Command, what: &str) -> Outcome {
     }
 }
 
+/// `mpirun -np 2 rhizome ARGS`, which must succeed.
 fn mpirun(args: &[&str]) -> Outcome {
+    let o = mpirun_any(args);
+    assert_eq!(o.code, Some(0), "{}", o.context("mpirun"));
+    o
+}
+
+/// `mpirun -np 2 rhizome ARGS`, whatever its exit status.
+fn mpirun_any(args: &[&str]) -> Outcome {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new("mpirun");
     cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
         .arg(env!("CARGO_BIN_EXE_rhizome"))
         .args(args);
     let what = format!("mpirun -np 2 rhizome {}", args.join(" "));
-    let o = wait_with_limit(cmd, &what);
-    assert_eq!(o.code, Some(0), "{}", o.context(&what));
-    o
-}
-
-fn local(args: &[&str]) -> Outcome {
-    let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rhizome"));
-    cmd.args(args);
-    let what = format!("rhizome {}", args.join(" "));
-    let o = wait_with_limit(cmd, &what);
-    assert_eq!(o.code, Some(0), "{}", o.context(&what));
-    o
+    wait_with_limit(cmd, &what)
 }
 
 /// A JSON output file, unique to this test process, removed when dropped.
@@ -182,25 +178,29 @@ fn bench_tasks_fib_on_two_ranks() {
 }
 
 #[test]
-fn reach_under_mpirun_matches_the_local_run() {
-    let field = |text: &str| -> Vec<String> {
-        text.lines()
-            .filter_map(|l| l.strip_prefix("states "))
-            .map(|v| v.trim().to_string())
-            .collect()
-    };
-    // The README's command: the default built-in model.
-    let args = ["reach"];
-    let here = local(&args);
-    let want = field(&here.stdout);
-    assert_eq!(want.len(), 1, "{}", here.stdout);
-    let o = mpirun(&args);
-    let got = field(&o.stdout);
-    // reach is not distributed: every rank explores the model alone, and each must agree.
-    assert!(!got.is_empty(), "{}", o.context("mpirun reach"));
+fn reach_refuses_to_run_once_per_rank() {
+    // reach is not distributed: under two ranks each would explore the whole model and
+    // report it again, so it stops with the reason instead, on every rank.
+    let o = mpirun_any(&["reach"]);
     assert!(
-        got.iter().all(|g| *g == want[0]),
-        "{got:?} vs {want:?}\n{}",
+        o.code.is_some_and(|c| c != 0),
+        "{}",
+        o.context("mpirun reach")
+    );
+    assert!(
+        o.stderr
+            .contains("rhizome: error: started as 2 MPI ranks: reach runs on a single PE"),
+        "{}",
+        o.context("mpirun reach")
+    );
+    assert!(
+        !o.stdout.contains("states "),
+        "{}",
+        o.context("mpirun reach")
+    );
+    assert!(
+        !o.stderr.contains("panicked"),
+        "{}",
         o.context("mpirun reach")
     );
 }

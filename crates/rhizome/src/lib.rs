@@ -51,4 +51,5 @@ pub use transport::{AtomicOp, ReduceOp, TransportError};
 pub(crate) use world::fail;
 pub use world::{
     Am, CallAm, CallHandle, Ctx, DEFAULT_AGGREGATION_BYTES, RunError, World, WorldBuilder,
+    launcher_ranks,
 };

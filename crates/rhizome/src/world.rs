@@ -181,8 +181,15 @@ enum Choice {
     Mpi,
 }
 
-/// Number of ranks announced by an MPI launcher, if this process was started by one.
-fn launcher_ranks() -> Option<usize> {
+/// Number of ranks an MPI launcher (`mpirun`, `mpiexec`) started, if it started this
+/// process; `None` otherwise. Lets a program that runs on one PE only refuse to be
+/// started several times over.
+///
+/// ```
+/// // Under `cargo test` no launcher is involved.
+/// assert_eq!(rhizome::launcher_ranks(), None);
+/// ```
+pub fn launcher_ranks() -> Option<usize> {
     for var in ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"] {
         if let Ok(v) = std::env::var(var) {
             return Some(v.trim().parse().unwrap_or(1));
