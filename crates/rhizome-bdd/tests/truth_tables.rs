@@ -141,6 +141,16 @@ proptest! {
     }
 
     #[test]
+    fn fewer_nodes_agrees_with_node_counts(a in expr(), b in expr()) {
+        let mut m = manager();
+        let (fa, fb) = (build(&mut m, &a), build(&mut m, &b));
+        let (na, nb) = (m.node_count(fa), m.node_count(fb));
+        prop_assert_eq!(m.fewer_nodes(fa, fb), na < nb);
+        prop_assert_eq!(m.fewer_nodes(fb, fa), nb < na);
+        prop_assert_eq!(m.node_count_many(&[fa, fb]) >= na.max(nb), true);
+    }
+
+    #[test]
     fn canonical_equal_functions_are_equal_edges(a in expr(), b in expr()) {
         let mut m = manager();
         let (fa, fb) = (build(&mut m, &a), build(&mut m, &b));

@@ -213,7 +213,7 @@ pub fn reach(
             // result are the thesis' (new = image(new) minus visited). Which is smaller
             // depends on the model: the visited set is often smoother (Sylvan images it
             // always), the frontier sometimes far smaller.
-            let v = if m.node_count(front.0) < m.node_count(visited.0) {
+            let v = if m.fewer_nodes(front.0, visited.0) {
                 front.0
             } else {
                 visited.0
