@@ -461,6 +461,19 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
 
     /// Successors of `s` under `r` (see [`Manager::relnext`]).
     pub fn relnext(&self, s: Bdd, r: Bdd, vars: Bdd) -> Bdd {
+        self.rel_image::<false>(s, r, vars)
+    }
+
+    /// Predecessors of `s` under `r` (see [`Manager::relprev`]).
+    pub fn relprev(&self, s: Bdd, r: Bdd, vars: Bdd) -> Bdd {
+        self.rel_image::<true>(s, r, vars)
+    }
+
+    /// Successors (`BACKWARD = false`) or predecessors (`true`) of `s` under `r`: one
+    /// recursion, in which `s` pairs with the relation's `x` cofactors going forward and
+    /// with its `x'` cofactors going backward. A const parameter, so each direction
+    /// compiles to its own hot loop.
+    fn rel_image<const BACKWARD: bool>(&self, s: Bdd, r: Bdd, vars: Bdd) -> Bdd {
         if s == Bdd::FALSE || r == Bdd::FALSE {
             return Bdd::FALSE;
         }
@@ -477,17 +490,30 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
             // Past the relation's variables: r is a constant here (true, as false is done).
             return s;
         }
-        if let Some(res) = self.cached(s.0 | OP_RELNEXT, r.0, vars.0) {
+        let op = if BACKWARD { OP_RELPREV } else { OP_RELNEXT };
+        if let Some(res) = self.cached(s.0 | op, r.0, vars.0) {
             return res;
         }
         let (s0, s1) = self.split(s, vs, s0, s1, x);
         let res = if cv == x {
-            // The pair (x, x') is in the relation's domain: the new value of x is x'.
+            // The pair (x, x') is in the relation's domain. Forward, the new value of x is
+            // x' and s speaks of x; backward, s speaks of x' and the result of x.
             let rest = self.node(self.node(vars).2).2;
             let [r00, r01, r10, r11] = self.pair_cofactors(r, x);
+            let (r01, r10) = if BACKWARD { (r10, r01) } else { (r01, r10) };
             let ((a, b), (c, d)) = self.join(
-                |c| c.join(|c| c.relnext(s0, r00, rest), |c| c.relnext(s1, r10, rest)),
-                |c| c.join(|c| c.relnext(s0, r01, rest), |c| c.relnext(s1, r11, rest)),
+                |c| {
+                    c.join(
+                        |c| c.rel_image::<BACKWARD>(s0, r00, rest),
+                        |c| c.rel_image::<BACKWARD>(s1, r10, rest),
+                    )
+                },
+                |c| {
+                    c.join(
+                        |c| c.rel_image::<BACKWARD>(s0, r01, rest),
+                        |c| c.rel_image::<BACKWARD>(s1, r11, rest),
+                    )
+                },
             );
             for t in [a, b, c, d] {
                 check!(t);
@@ -495,51 +521,13 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
             let (lo, hi) = self.join(|k| k.or(a, b), |k| k.or(c, d));
             self.make(x, lo, hi)
         } else {
-            let (lo, hi) = self.join(|c| c.relnext(s0, r, vars), |c| c.relnext(s1, r, vars));
-            self.make(x, lo, hi)
-        };
-        self.store(s.0 | OP_RELNEXT, r.0, vars.0, res)
-    }
-
-    /// Predecessors of `s` under `r` (see [`Manager::relprev`]).
-    pub fn relprev(&self, s: Bdd, r: Bdd, vars: Bdd) -> Bdd {
-        if s == Bdd::FALSE || r == Bdd::FALSE {
-            return Bdd::FALSE;
-        }
-        if s == Bdd::TRUE && r == Bdd::TRUE {
-            return Bdd::TRUE;
-        }
-        if self.full() {
-            return Bdd::INVALID;
-        }
-        let (vs, s0, s1) = self.node(s);
-        let x = vs.min(self.var(r)) & !1;
-        let (cv, vars) = self.skip_vars(vars, x);
-        if vars == Bdd::TRUE {
-            return s;
-        }
-        if let Some(res) = self.cached(s.0 | OP_RELPREV, r.0, vars.0) {
-            return res;
-        }
-        let (s0, s1) = self.split(s, vs, s0, s1, x);
-        let res = if cv == x {
-            // s speaks of x' here: its cofactors pair with r's x' cofactors.
-            let rest = self.node(self.node(vars).2).2;
-            let [r00, r01, r10, r11] = self.pair_cofactors(r, x);
-            let ((a, b), (c, d)) = self.join(
-                |c| c.join(|c| c.relprev(s0, r00, rest), |c| c.relprev(s1, r01, rest)),
-                |c| c.join(|c| c.relprev(s0, r10, rest), |c| c.relprev(s1, r11, rest)),
+            let (lo, hi) = self.join(
+                |c| c.rel_image::<BACKWARD>(s0, r, vars),
+                |c| c.rel_image::<BACKWARD>(s1, r, vars),
             );
-            for t in [a, b, c, d] {
-                check!(t);
-            }
-            let (lo, hi) = self.join(|k| k.or(a, b), |k| k.or(c, d));
-            self.make(x, lo, hi)
-        } else {
-            let (lo, hi) = self.join(|c| c.relprev(s0, r, vars), |c| c.relprev(s1, r, vars));
             self.make(x, lo, hi)
         };
-        self.store(s.0 | OP_RELPREV, r.0, vars.0, res)
+        self.store(s.0 | op, r.0, vars.0, res)
     }
 
     fn op_key(id: u64) -> u64 {

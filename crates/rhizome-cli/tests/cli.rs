@@ -11,44 +11,42 @@
 //! the repository; tests that need them say so and pass when they are absent. Nothing here
 //! measures time: every launch only has a generous hang limit.
 
+#[path = "../../rhizome/tests/support/launch.rs"]
+mod launch;
+#[path = "../../rhizome-mc/tests/support/models.rs"]
+mod models;
+#[path = "../../rhizome-mc/tests/support/philosophers.rs"]
+mod philosophers;
+
+use launch::Outcome;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
-use std::io::Read;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A launch that has not ended after this long is a hang.
 const HANG_LIMIT: Duration = Duration::from_secs(180);
 
 // ----- running the binary -----
 
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    what: String,
-}
-
-impl Outcome {
-    /// The launch and its output, for assertion messages.
-    fn context(&self) -> String {
-        format!(
-            "rhizome {} exited with {:?}\nstdout:\n{}\nstderr:\n{}",
-            self.what, self.code, self.stdout, self.stderr
-        )
-    }
-
+/// Checks on a finished run of the command.
+trait Checked {
     /// Exit 0, and no panic on the way (a failed PE thread could print one and still
     /// leave the process a zero exit).
+    fn success(self) -> Self;
+    /// The value of the summary line `key`, e.g. `states` in `states     82`.
+    fn field(&self, key: &str) -> &str;
+}
+
+impl Checked for Outcome {
     fn success(self) -> Outcome {
         assert_eq!(self.code, Some(0), "{}", self.context());
         no_panic(&self);
         self
     }
 
-    /// The value of the summary line `key`, e.g. `states` in `states     82`.
     fn field(&self, key: &str) -> &str {
         summary_field(&self.stdout, key).unwrap_or_else(|| {
             panic!("no `{key}` line in the summary\n{}", self.context());
@@ -70,56 +68,9 @@ fn rhizome(args: &[&str]) -> Outcome {
 
 fn rhizome_env(args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rhizome"));
-    // The tester's environment must not change what is tested; without RUST_BACKTRACE a
-    // panic prints its one recognisable "RUST_BACKTRACE" note.
-    for var in [
-        "RHIZOME_PES",
-        "RHIZOME_WORKERS",
-        "RHIZOME_TRANSPORT",
-        "RHIZOME_CACHE_RATIO",
-        "RHIZOME_INITIAL_NODES",
-        "RHIZOME_GROW",
-        "RUST_BACKTRACE",
-        "RUST_LIB_BACKTRACE",
-    ] {
-        cmd.env_remove(var);
-    }
-    let mut child = cmd
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot start the rhizome binary");
-    // Drain both pipes while waiting, so that a chatty child cannot block on a full pipe.
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped")));
-    let err = drain(Box::new(child.stderr.take().expect("piped")));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait for rhizome") {
-            break s;
-        }
-        if start.elapsed() > HANG_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("rhizome {args:?} hung (killed after {HANG_LIMIT:?})");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Outcome {
-        code: status.code(),
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-        what: args.join(" "),
-    }
+    launch::clear_rhizome_env(&mut cmd);
+    cmd.args(args).envs(env.iter().copied());
+    launch::run(cmd, &format!("rhizome {}", args.join(" ")), HANG_LIMIT)
 }
 
 fn no_panic(o: &Outcome) {
@@ -235,14 +186,7 @@ fn read_json(p: &Path) -> Value {
 }
 
 fn models_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("RHIZOME_MODELS").map(PathBuf::from),
-        Some(PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/models"
-        ))),
-    ];
-    let dir = candidates.into_iter().flatten().find(|p| p.is_dir());
+    let dir = models::models_dir();
     if dir.is_none() {
         eprintln!(
             "skipped: shared models not found (set RHIZOME_MODELS or put them at ../shared/models)"
@@ -258,58 +202,11 @@ fn model(dir: &Path, file: &str) -> String {
 
 // ----- the built-in model's oracle -----
 
-/// (states, BFS levels, deadlock states) of `philosophers:n` by explicit enumeration, as
-/// in crates/rhizome-mc/tests/builtin_oracle.rs: per philosopher (s, f), s = 0 thinking, 1
-/// holding the left fork, 2 eating; f = fork i taken.
+/// (states, BFS levels, deadlock states) of `philosophers:n` by explicit enumeration
+/// (the oracle of `rhizome-mc`'s own tests).
 fn explicit(n: usize) -> (u128, usize, usize) {
-    type State = Vec<(u8, u8)>;
-    let succ = |st: &State| -> Vec<State> {
-        let mut out = Vec::new();
-        for i in 0..n {
-            let r = (i + 1) % n;
-            let (s, l) = st[i];
-            if s == 0 && l == 0 {
-                let mut t = st.clone();
-                t[i] = (1, 1);
-                out.push(t);
-            }
-            if s == 1 && st[r].1 == 0 {
-                let mut t = st.clone();
-                t[i].0 = 2;
-                t[r].1 = 1;
-                out.push(t);
-            }
-            if s == 2 {
-                let mut t = st.clone();
-                t[i] = (0, 0);
-                t[r].1 = 0;
-                out.push(t);
-            }
-        }
-        out
-    };
-    let init: State = vec![(0, 0); n];
-    let mut seen: HashSet<State> = HashSet::from([init.clone()]);
-    let mut front = vec![init];
-    let (mut levels, mut dead) = (0, 0);
-    loop {
-        levels += 1;
-        let mut next = Vec::new();
-        for st in &front {
-            let ss = succ(st);
-            dead += ss.is_empty() as usize;
-            for t in ss {
-                if seen.insert(t.clone()) {
-                    next.push(t);
-                }
-            }
-        }
-        if next.is_empty() {
-            break;
-        }
-        front = next;
-    }
-    (seen.len() as u128, levels, dead)
+    let (states, levels, dead) = philosophers::explicit(n);
+    (states as u128, levels, dead)
 }
 
 /// The state count of `philosophers:n` in closed form, for sizes beyond explicit search:

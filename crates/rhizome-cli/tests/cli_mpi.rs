@@ -7,12 +7,15 @@
 //! blocking it, and launches run one at a time; nothing here measures time.
 #![cfg(feature = "mpi")]
 
+#[path = "../../rhizome/tests/support/launch.rs"]
+mod launch;
+
+use launch::Outcome;
 use serde_json::Value;
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A launch that has not ended after this long is a hang.
 const HANG_LIMIT: Duration = Duration::from_secs(240);
@@ -20,80 +23,10 @@ const HANG_LIMIT: Duration = Duration::from_secs(240);
 /// One launch at a time: the machine may have few cores and the ranks busy-poll.
 static LAUNCH: Mutex<()> = Mutex::new(());
 
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Outcome {
-    fn context(&self, what: &str) -> String {
-        format!(
-            "{what} exited with {:?}\nstdout:\n{}\nstderr:\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-/// The tester's environment must not change what is tested.
-const CLEARED: [&str; 8] = [
-    "RHIZOME_PES",
-    "RHIZOME_WORKERS",
-    "RHIZOME_TRANSPORT",
-    "RHIZOME_CACHE_RATIO",
-    "RHIZOME_INITIAL_NODES",
-    "RHIZOME_GROW",
-    "RUST_BACKTRACE",
-    "RUST_LIB_BACKTRACE",
-];
-
-fn wait_with_limit(mut cmd: Command, what: &str) -> Outcome {
-    for var in CLEARED {
-        cmd.env_remove(var);
-    }
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e} (is Open MPI installed?)"));
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped")));
-    let err = drain(Box::new(child.stderr.take().expect("piped")));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if start.elapsed() > HANG_LIMIT {
-            // SIGTERM lets mpirun kill its ranks; then make sure it is gone.
-            let _ = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status();
-            std::thread::sleep(Duration::from_secs(5));
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what} hung (killed after {HANG_LIMIT:?})");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Outcome {
-        code: status.code(),
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-    }
-}
-
 /// `mpirun -np 2 rhizome ARGS`, which must succeed.
 fn mpirun(args: &[&str]) -> Outcome {
     let o = mpirun_any(args);
-    assert_eq!(o.code, Some(0), "{}", o.context("mpirun"));
+    assert_eq!(o.code, Some(0), "{}", o.context());
     o
 }
 
@@ -104,8 +37,12 @@ fn mpirun_any(args: &[&str]) -> Outcome {
     cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
         .arg(env!("CARGO_BIN_EXE_rhizome"))
         .args(args);
-    let what = format!("mpirun -np 2 rhizome {}", args.join(" "));
-    wait_with_limit(cmd, &what)
+    launch::clear_rhizome_env(&mut cmd);
+    let what = format!(
+        "mpirun -np 2 rhizome {} (is Open MPI installed?)",
+        args.join(" ")
+    );
+    launch::run(cmd, &what, HANG_LIMIT)
 }
 
 /// A JSON output file, unique to this test process, removed when dropped.
@@ -139,13 +76,8 @@ fn bench_tasks_on_two_ranks(kernel: &[&str], name: &str, known: Option<&str>) {
     let o = mpirun(&args);
     // Only PE 0's rank reports (and so writes the file): one summary line, one table. A
     // rank that wrote too would have printed its own.
-    assert_eq!(
-        o.stdout.matches(": result ").count(),
-        1,
-        "{}",
-        o.context(name)
-    );
-    assert_eq!(o.stdout.matches("name ").count(), 1, "{}", o.context(name));
+    assert_eq!(o.stdout.matches(": result ").count(), 1, "{}", o.context());
+    assert_eq!(o.stdout.matches("name ").count(), 1, "{}", o.context());
     let text = std::fs::read_to_string(&f.0).expect("the records were written");
     let recs: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let times = recs
@@ -182,25 +114,13 @@ fn reach_refuses_to_run_once_per_rank() {
     // reach is not distributed: under two ranks each would explore the whole model and
     // report it again, so it stops with the reason instead, on every rank.
     let o = mpirun_any(&["reach"]);
-    assert!(
-        o.code.is_some_and(|c| c != 0),
-        "{}",
-        o.context("mpirun reach")
-    );
+    assert!(o.code.is_some_and(|c| c != 0), "{}", o.context());
     assert!(
         o.stderr
             .contains("rhizome: error: started as 2 MPI ranks: reach runs on a single PE"),
         "{}",
-        o.context("mpirun reach")
+        o.context()
     );
-    assert!(
-        !o.stdout.contains("states "),
-        "{}",
-        o.context("mpirun reach")
-    );
-    assert!(
-        !o.stderr.contains("panicked"),
-        "{}",
-        o.context("mpirun reach")
-    );
+    assert!(!o.stdout.contains("states "), "{}", o.context());
+    assert!(!o.stderr.contains("panicked"), "{}", o.context());
 }

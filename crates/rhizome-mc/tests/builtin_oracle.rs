@@ -5,63 +5,10 @@ use num_bigint::BigUint;
 use rhizome_bdd::{Config, Manager};
 use rhizome_mc::builtin;
 use rhizome_mc::reach::{ReachOptions, Strategy, reach};
-use std::collections::HashSet;
+#[path = "support/philosophers.rs"]
+mod philosophers;
 
-/// (states, BFS levels, deadlock states) by explicit enumeration.
-fn explicit(n: usize) -> (usize, usize, usize) {
-    // state: (s_i, f_i) per philosopher
-    type State = Vec<(u8, u8)>;
-    let init: State = vec![(0, 0); n];
-    let succ = |st: &State| -> Vec<State> {
-        let mut out = Vec::new();
-        for i in 0..n {
-            let r = (i + 1) % n;
-            let (s, l) = st[i];
-            if s == 0 && l == 0 {
-                let mut t = st.clone();
-                t[i] = (1, 1);
-                out.push(t);
-            }
-            if s == 1 && st[r].1 == 0 {
-                let mut t = st.clone();
-                t[i].0 = 2;
-                t[r].1 = 1;
-                out.push(t);
-            }
-            if s == 2 {
-                let mut t = st.clone();
-                t[i] = (0, 0);
-                t[r].1 = 0;
-                out.push(t);
-            }
-        }
-        out
-    };
-    let mut seen: HashSet<State> = HashSet::from([init.clone()]);
-    let mut front = vec![init];
-    let mut levels = 0;
-    let mut dead = 0;
-    loop {
-        levels += 1;
-        let mut next = Vec::new();
-        for st in &front {
-            let ss = succ(st);
-            if ss.is_empty() {
-                dead += 1;
-            }
-            for t in ss {
-                if seen.insert(t.clone()) {
-                    next.push(t);
-                }
-            }
-        }
-        if next.is_empty() {
-            break;
-        }
-        front = next;
-    }
-    (seen.len(), levels, dead)
-}
+use philosophers::explicit;
 
 fn manager(workers: usize) -> Manager {
     Manager::with_config(Config {

@@ -1,11 +1,14 @@
 //! Model-file readers against the real BEEM model files, round trips through the format-B
 //! writer, and robustness against truncated and corrupted input.
 //!
-//! The model files are not in the repository. They are looked up, in this order, in
-//! `$RHIZOME_MODELS`, in `../shared/models` relative to the repository root (CI layout:
-//! the repository beside `shared/`), and in `/work/shared/models` (for worktrees that live
-//! elsewhere). When none exists the file-based tests print a message and pass.
+//! The model files are not in the repository. They are looked up in `$RHIZOME_MODELS`,
+//! then in `../shared/models` relative to the repository root (CI layout: the repository
+//! beside `shared/`). When neither exists the file-based tests print a message and pass.
 
+#[path = "support/models.rs"]
+mod models;
+
+use models::models_dir;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -14,18 +17,6 @@ use rhizome_mc::model_file::{
     COMPLEMENT, Format, INDEX_MASK, StoredGroup, StoredModel, StoredNode, StoredSet, parse_model,
     read_model, same_function, try_write_format_a, write_format_b,
 };
-
-fn models_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("RHIZOME_MODELS").map(PathBuf::from),
-        Some(PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/models"
-        ))),
-        Some(PathBuf::from("/work/shared/models")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
-}
 
 /// Every `*/*.bdd` under the models directory, sorted, with its bytes.
 fn model_files() -> &'static [(PathBuf, Vec<u8>)] {

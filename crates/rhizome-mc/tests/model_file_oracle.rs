@@ -4,25 +4,17 @@
 //! mapping, the group projections, the complement-edge semantics and the action-label
 //! quantification of format B. Only models small enough for explicit search are used.
 //!
-//! Model files are located as in `model_file.rs` (`$RHIZOME_MODELS`, `../shared/models`
-//! beside the repository, `/work/shared/models`); without them the test prints a message and
+//! Model files are located by `support/models.rs` (`$RHIZOME_MODELS`, else
+//! `../shared/models` beside the repository); without them the test prints a message and
 //! passes.
 
+#[path = "support/models.rs"]
+mod models;
+
+use models::models_dir;
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 use rhizome_mc::model_file::{COMPLEMENT, INDEX_MASK, StoredModel, read_model};
-
-fn models_dir() -> Option<PathBuf> {
-    [
-        std::env::var_os("RHIZOME_MODELS").map(PathBuf::from),
-        Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/models").into()),
-        Some("/work/shared/models".into()),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.is_dir())
-}
 
 /// One variable of a BDD's domain, in order: which state bit it is, and whether it is a
 /// current-state variable (fixed by the source state) or a next-state one (chosen).

@@ -4,23 +4,15 @@
 //! `scripts/bench-reach.sh`. The shared models are found at `$RHIZOME_MODELS`, else at
 //! `../shared/models` beside the repository; when absent, the tests say so and pass.
 
+#[path = "support/models.rs"]
+mod models;
+
+use models::models_dir;
 use num_bigint::BigUint;
 use rhizome_bdd::{Config, Manager};
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::read_model;
 use rhizome_mc::reach::{ReachOptions, Strategy, reach};
-use std::path::PathBuf;
-
-fn models_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("RHIZOME_MODELS").map(PathBuf::from),
-        Some(PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/models"
-        ))),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
-}
 
 struct Oracle {
     file: &'static str,

@@ -7,6 +7,8 @@
 
 #[path = "../tests/suite/mod.rs"]
 mod suite;
+#[path = "support/suite.rs"]
+mod support;
 
 use std::process::ExitCode;
 
@@ -27,28 +29,6 @@ fn main() -> ExitCode {
             only = Some(a);
         }
     }
-    let r = builder.run(|ctx| {
-        for (name, body) in suite::TESTS {
-            if only.as_deref().is_some_and(|o| !name.contains(o)) {
-                continue;
-            }
-            ctx.barrier();
-            body(ctx);
-            ctx.barrier();
-            if ctx.my_pe() == 0 {
-                println!(
-                    "ok   {name} ({} PEs, {})",
-                    ctx.num_pes(),
-                    ctx.transport_name()
-                );
-            }
-        }
-    });
-    match r {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("spmd_tests: FAILED: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    let r = builder.run(|ctx| support::run_tests(ctx, suite::TESTS, only.as_deref()));
+    support::exit_code("spmd_tests", r)
 }

@@ -7,6 +7,8 @@
 //! Usage: `tasks_tests [NAME_FILTER]`. PE 0 prints a header with the world's shape, then
 //! `ok   NAME (N PEs, TRANSPORT)` per test that passed.
 
+#[path = "support/suite.rs"]
+mod support;
 #[path = "../tests/tasks_suite/mod.rs"]
 mod tasks_suite;
 
@@ -30,27 +32,7 @@ fn main() -> ExitCode {
                 ctx.transport_name()
             );
         }
-        for (name, body) in tasks_suite::TESTS {
-            if only.as_deref().is_some_and(|o| !name.contains(o)) {
-                continue;
-            }
-            ctx.barrier();
-            body(ctx);
-            ctx.barrier();
-            if ctx.my_pe() == 0 {
-                println!(
-                    "ok   {name} ({} PEs, {})",
-                    ctx.num_pes(),
-                    ctx.transport_name()
-                );
-            }
-        }
+        support::run_tests(ctx, tasks_suite::TESTS, only.as_deref());
     });
-    match r {
-        Ok(_) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("tasks_tests: FAILED: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    support::exit_code("tasks_tests", r)
 }

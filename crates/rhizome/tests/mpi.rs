@@ -8,13 +8,15 @@
 #![cfg(feature = "mpi")]
 
 // Only for the names of its tests: the launched `tasks_tests` example runs them.
+#[path = "support/launch.rs"]
+mod launch;
 mod tasks_suite;
 
-use std::io::Read;
+use launch::Outcome;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A launch that has not ended after this long is a hang.
 const HANG_LIMIT: Duration = Duration::from_secs(240);
@@ -39,73 +41,29 @@ fn example(name: &str) -> PathBuf {
     path
 }
 
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 fn mpirun(np: usize, program: &str, args: &[&str]) -> Outcome {
     mpirun_env(np, program, args, &[])
 }
 
 fn mpirun_env(np: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
-    let mut child = Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-np"])
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(np.to_string())
         .arg(example(program))
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("RHIZOME_TRANSPORT")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot start mpirun: is Open MPI installed (openmpi-bin)?");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = r.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped")));
-    let err = drain(Box::new(child.stderr.take().expect("piped")));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait for mpirun") {
-            break s;
-        }
-        if start.elapsed() > HANG_LIMIT {
-            // SIGTERM lets mpirun kill its ranks; then make sure it is gone.
-            let _ = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status();
-            std::thread::sleep(Duration::from_secs(5));
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mpirun -np {np} {program} {args:?} hung (killed after {HANG_LIMIT:?})");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Outcome {
-        code: status.code(),
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-    }
+        .args(args);
+    launch::clear_rhizome_env(&mut cmd);
+    cmd.envs(env.iter().copied());
+    launch::run(
+        cmd,
+        &format!("mpirun -np {np} {program} {args:?} (is Open MPI installed?)"),
+        HANG_LIMIT,
+    )
 }
 
 fn suite_on(np: usize) {
     let o = mpirun(np, "spmd_tests", &[]);
-    assert_eq!(
-        o.code,
-        Some(0),
-        "spmd_tests failed under mpirun -np {np}\nstdout:\n{}\nstderr:\n{}",
-        o.stdout,
-        o.stderr
-    );
+    assert_eq!(o.code, Some(0), "{}", o.context());
     let passed = o
         .stdout
         .lines()

@@ -1002,17 +1002,10 @@ fn writers_round_trip_the_tiny_models() {
     assert_eq!(b_of_a, b);
 }
 
-/// The shared model directory, located as in `tests/model_file.rs`.
-fn models_dir() -> Option<std::path::PathBuf> {
-    [
-        std::env::var_os("RHIZOME_MODELS").map(std::path::PathBuf::from),
-        Some(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/models").into()),
-        Some("/work/shared/models".into()),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.is_dir())
-}
+/// The shared model directory (`$RHIZOME_MODELS`, else `../shared/models`).
+#[path = "../../tests/support/models.rs"]
+mod models;
+use models::models_dir;
 
 /// On the real format-B files with action labels, each parsed relation agrees with
 /// `∃ actions. R` of the file's own relation, on random paths of R (true and false ones)
