@@ -664,6 +664,17 @@ fn unreadable_model_files_name_the_file() {
 }
 
 #[test]
+fn format_c_files_are_refused_with_one_line() {
+    let Some(dir) = models_dir() else { return };
+    let file = model(&dir, "spin17-beem/phils.1.bdd");
+    let e = clean_error(
+        &rhizome(&["reach", &file]),
+        &[&file, "format C", "not read yet"],
+    );
+    assert_eq!(error_offset(&e, &file), 0);
+}
+
+#[test]
 fn corrupt_model_files_name_the_file_and_the_offset() {
     let tmp = TempDir::new("corrupt");
     // A real file to damage: the built-in model's export, and the shared files if present.

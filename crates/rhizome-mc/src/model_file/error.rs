@@ -38,6 +38,12 @@ pub enum Invalid {
         /// Why it is refused.
         reason: &'static str,
     },
+    /// The file is in format C (Sylvan 1.x `mc`, the SPIN 2017 distributed checker's
+    /// models), which this version recognises but does not read yet.
+    #[error(
+        "format C (Sylvan 1.x `mc` / SPIN 2017 model with a stored reachable set) is not read yet; formats A (thesis-2014 `-rgs.bdd`) and B (LTSmin/Sylvan `bddmc` `.bdd`) are"
+    )]
+    FormatCNotRead,
     /// The file is too short to tell format A from format B.
     #[error("file too short ({len} bytes) to detect its format")]
     TooShortToDetect {

@@ -22,6 +22,12 @@
 //! under one format while detection picks the other. A file shorter than 8 bytes cannot be
 //! classified and is an error.
 //!
+//! A non-zero word is format C instead when the bytes also carry format C's signature: the
+//! `size_t` node count at byte 12, and after that many 16-byte records the initial set's
+//! `size_t k` equal to the `int vector_size` at byte 0. Format C is recognised so that its
+//! files get one clear error ([`Invalid::FormatCNotRead`]) instead of a misleading one
+//! from the format-B reader; it is not read yet.
+//!
 //! # Format B specifics
 //!
 //! * Group variables are the union of `r_proj` and `w_proj`: every bit `j` of integer `i` at
@@ -112,6 +118,10 @@ pub enum Format {
     A,
     /// `ltsmin-2017/*.bdd`: one `DD` block per BDD, local numbering, variables `2p`/`2p+1`.
     B,
+    /// `spin17-beem/*.bdd` (Sylvan 1.x `mc`, the SPIN 2017 distributed checker): global
+    /// numbering, variable cubes, a stored reachable set. Recognised, not read yet: parsing
+    /// it fails with [`Invalid::FormatCNotRead`].
+    C,
 }
 
 /// A stored node; `low`/`high` are references into the model's ONE node numbering
@@ -200,18 +210,47 @@ pub fn parse_model(
     match format {
         Format::A => format_a::parse(bytes, name),
         Format::B => format_b::parse(bytes, name),
+        Format::C => Err(ModelError::Invalid {
+            file: name.to_string(),
+            offset: 0,
+            what: Invalid::FormatCNotRead,
+        }),
     }
 }
 
-/// Guesses the format from the first 8 bytes (see the module documentation for why this is
-/// unambiguous for every file either reader accepts); `None` if fewer than 8 bytes.
+/// Guesses the format from the file's header (see the module documentation for why this is
+/// unambiguous for every file the readers accept); `None` if fewer than 8 bytes.
 pub fn detect_format(bytes: &[u8]) -> Option<Format> {
     let word = bytes.get(4..8)?;
     if word == [0, 0, 0, 0] {
         Some(Format::A)
+    } else if has_format_c_signature(bytes) {
+        Some(Format::C)
     } else {
         Some(Format::B)
     }
+}
+
+/// Format C starts `int vector_size, int bits, int action_bits`, then the initial set's
+/// `size_t count` and `count` 16-byte records, then `size_t root, size_t k` with `k` equal to
+/// `vector_size`. In format B the same bytes are `int` fields (`state_bits`, `action_bits`,
+/// the set's `k`, ...), which would have to form a node count that exactly lands on a copy
+/// of `vector_size` further on.
+fn has_format_c_signature(bytes: &[u8]) -> bool {
+    let u64_at = |at: u64| -> Option<u64> {
+        let at = usize::try_from(at).ok()?;
+        Some(u64::from_le_bytes(
+            bytes.get(at..at.checked_add(8)?)?.try_into().ok()?,
+        ))
+    };
+    let (Some(vector_size), Some(count)) = (bytes.get(0..4), u64_at(12)) else {
+        return false;
+    };
+    let vector_size = i32::from_le_bytes(vector_size.try_into().unwrap());
+    let k_at = count
+        .checked_mul(16)
+        .and_then(|records| records.checked_add(12 + 8 + 8));
+    vector_size > 0 && k_at.and_then(u64_at) == Some(vector_size as u64)
 }
 
 impl StoredModel {
