@@ -476,3 +476,24 @@ proptest! {
         }
     }
 }
+
+/// CI found this generated format-B file: its `int` fields read as format C's node count,
+/// landing exactly on a copy of `vector_size`. It must still be read as format B.
+#[test]
+fn format_b_file_resembling_format_c_is_read_as_b() {
+    let m = random_model(3175508746348868480);
+    let bytes = write_format_b(&m);
+    assert_eq!(
+        &bytes[12..20],
+        &3u64.to_le_bytes(),
+        "the resemblance is gone"
+    );
+    assert_eq!(
+        &bytes[76..84],
+        &3u64.to_le_bytes(),
+        "the resemblance is gone"
+    );
+    let read = parse_model(&bytes, "gen", None).unwrap();
+    assert_eq!(read.format, Format::B);
+    assert_same_bdds(&m, &read);
+}

@@ -26,7 +26,9 @@
 //! `size_t` node count at byte 12, and after that many 16-byte records the initial set's
 //! `size_t k` equal to the `int vector_size` at byte 0. Format C is recognised so that its
 //! files get one clear error ([`Invalid::FormatCNotRead`]) instead of a misleading one
-//! from the format-B reader; it is not read yet.
+//! from the format-B reader; it is not read yet. The signature is a heuristic a format-B
+//! file can meet by chance (a generated one did), so a file detected as C that the strict
+//! format-B reader accepts is format B.
 //!
 //! # Format B specifics
 //!
@@ -195,6 +197,7 @@ pub fn parse_model(
     name: &str,
     format: Option<Format>,
 ) -> Result<StoredModel, ModelError> {
+    let forced = format.is_some();
     let format = match format.or_else(|| detect_format(bytes)) {
         Some(f) => f,
         None => {
@@ -210,11 +213,19 @@ pub fn parse_model(
     match format {
         Format::A => format_a::parse(bytes, name),
         Format::B => format_b::parse(bytes, name),
-        Format::C => Err(ModelError::Invalid {
-            file: name.to_string(),
-            offset: 0,
-            what: Invalid::FormatCNotRead,
-        }),
+        Format::C => {
+            let refused = ModelError::Invalid {
+                file: name.to_string(),
+                offset: 0,
+                what: Invalid::FormatCNotRead,
+            };
+            // The signature is a guess that a format-B file can meet by chance (its `int`
+            // fields read as format C's counts); the strict B reader then decides.
+            match forced {
+                false => format_b::parse(bytes, name).map_err(|_| refused),
+                true => Err(refused),
+            }
+        }
     }
 }
 
@@ -233,9 +244,12 @@ pub fn detect_format(bytes: &[u8]) -> Option<Format> {
 
 /// Format C starts `int vector_size, int bits, int action_bits`, then the initial set's
 /// `size_t count` and `count` 16-byte records, then `size_t root, size_t k` with `k` equal to
-/// `vector_size`. In format B the same bytes are `int` fields (`state_bits`, `action_bits`,
-/// the set's `k`, ...), which would have to form a node count that exactly lands on a copy
-/// of `vector_size` further on.
+/// `vector_size`, then the `vars` cube: a reference to one of those records, which must be at
+/// least `vector_size * bits` of them (one per variable of the cube). In format B the same
+/// bytes are `int` fields (`state_bits`, `action_bits`, the set's `k`, ...), which would have
+/// to form a node count that exactly lands on a copy of `vector_size` and a valid cube
+/// further on. That can still happen by chance, so [`parse_model`] lets the format-B reader
+/// have a detected format-C file that it accepts.
 fn has_format_c_signature(bytes: &[u8]) -> bool {
     let u64_at = |at: u64| -> Option<u64> {
         let at = usize::try_from(at).ok()?;
@@ -246,11 +260,31 @@ fn has_format_c_signature(bytes: &[u8]) -> bool {
     let (Some(vector_size), Some(count)) = (bytes.get(0..4), u64_at(12)) else {
         return false;
     };
+    let int_at = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+    };
     let vector_size = i32::from_le_bytes(vector_size.try_into().unwrap());
-    let k_at = count
+    let (Some(bits), Some(action_bits)) = (int_at(4), int_at(8)) else {
+        return false;
+    };
+    let Some(k_at) = count
         .checked_mul(16)
-        .and_then(|records| records.checked_add(12 + 8 + 8));
-    vector_size > 0 && k_at.and_then(u64_at) == Some(vector_size as u64)
+        .and_then(|records| records.checked_add(12 + 8 + 8))
+    else {
+        return false;
+    };
+    let cube_vars = u64::from(vector_size.unsigned_abs()) * u64::from(bits.unsigned_abs());
+    vector_size > 0
+        && bits > 0
+        && action_bits >= 0
+        && count >= cube_vars
+        && u64_at(k_at) == Some(vector_size as u64)
+        && k_at
+            .checked_add(8)
+            .and_then(u64_at)
+            .is_some_and(|vars| (1..=count).contains(&vars))
 }
 
 impl StoredModel {
