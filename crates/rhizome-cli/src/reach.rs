@@ -279,6 +279,10 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
     if max_nodes < 1 << 12 {
         bail!("--memory {memory}: too small for a BDD table (need at least 1M)");
     }
+    // The tables reserve their largest size up front and commit as they grow; a limit the
+    // address space cannot hold is refused now rather than by an abort in the allocator.
+    rhizome_bdd::check_address_space(Config::bytes_for(max_nodes, defaults.cache_ratio))
+        .map_err(|e| anyhow::anyhow!("--memory {}: {e}", human_bytes(memory as u64)))?;
     let mut m = Manager::with_config(Config {
         workers,
         max_nodes,
