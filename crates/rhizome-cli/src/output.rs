@@ -33,14 +33,15 @@ pub enum Replaceable {
 
 /// Refuses to write `path` when that would destroy a file the user did not ask to replace:
 /// an existing file is replaced only when it is what this output writes (an earlier
-/// report, an earlier model file), or with `--force`. `inputs` are files this run reads,
-/// never replaced. Checked before the run, so that nothing is computed only to be refused.
+/// report, an earlier model file), or with `--force` (`force: None` where the command has
+/// no such option). `inputs` are files this run reads, never replaced. Checked before the
+/// run, so that nothing is computed only to be refused.
 pub fn check_output(
     flag: &str,
     path: &Path,
     kind: Replaceable,
     inputs: &[&Path],
-    force: bool,
+    force: Option<bool>,
 ) -> anyhow::Result<()> {
     for input in inputs {
         if same_file(path, input) {
@@ -57,7 +58,7 @@ pub fn check_output(
         // /dev/null, a FIFO: writing destroys nothing.
         return Ok(());
     }
-    if force || meta.len() == 0 {
+    if force == Some(true) || meta.len() == 0 {
         return Ok(());
     }
     let ours = match kind {
@@ -69,8 +70,12 @@ pub fn check_output(
             Replaceable::Report => "a JSON report written by rhizome",
             Replaceable::Model => "a model file written by rhizome --write-model",
         };
+        let remedy = match force {
+            Some(_) => "remove it or pass --force",
+            None => "remove it first",
+        };
         bail!(
-            "{flag} {}: the file exists and is not {what}; refusing to overwrite it (remove it or pass --force)",
+            "{flag} {}: the file exists and is not {what}; refusing to overwrite it ({remedy})",
             path.display()
         );
     }

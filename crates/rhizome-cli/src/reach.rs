@@ -109,7 +109,13 @@ fn check_outputs(args: &ReachArgs) -> anyhow::Result<Outputs> {
                     p = path.display()
                 );
             }
-            output::check_output("--json", path, Replaceable::Report, &inputs, args.force)?;
+            output::check_output(
+                "--json",
+                path,
+                Replaceable::Report,
+                &inputs,
+                Some(args.force),
+            )?;
             crate::bench::record::probe_writable(path)?;
         }
     }
@@ -119,7 +125,7 @@ fn check_outputs(args: &ReachArgs) -> anyhow::Result<Outputs> {
             path,
             Replaceable::Model,
             &inputs,
-            args.force,
+            Some(args.force),
         )?;
         crate::bench::record::probe_writable(path)?;
     }
