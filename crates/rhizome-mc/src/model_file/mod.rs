@@ -30,6 +30,13 @@
 //! file can meet by chance (a generated one did), so a file detected as C that the strict
 //! format-B reader accepts is format B.
 //!
+//! # LDD files
+//!
+//! LTSmin also exports the same models as list decision diagrams (`.ldd`). Their header,
+//! `int vector_size, int -1, size_t node_count`, puts `-1` where format A has zero and
+//! format B a bit count of at least 1, so [`is_ldd`] tells them apart by content, and
+//! [`parse_model`] refuses them with [`Invalid::LddNotRead`], naming the formats it reads.
+//!
 //! # Format B specifics
 //!
 //! * Group variables are the union of `r_proj` and `w_proj`: every bit `j` of integer `i` at
