@@ -64,8 +64,8 @@ pub struct ReachArgs {
     #[arg(long, value_parser = parse_format)]
     format: Option<Format>,
     /// Also write the model in format B to this file (e.g. to export a built-in model).
-    /// Never over the model read; an existing file only if it is a model file (or with
-    /// --force).
+    /// Never over the model read; an existing file only if it is an earlier export of
+    /// rhizome (or with --force).
     #[arg(long, value_name = "FILE")]
     write_model: Option<PathBuf>,
     /// Replace an existing --json or --write-model file whatever it holds (never the model
