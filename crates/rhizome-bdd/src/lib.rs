@@ -36,3 +36,4 @@ pub use manager::{BddError, Config, Manager, Stats};
 pub use node_table::{NodeStore, SharedNodeTable};
 pub use op_cache::{OpCache, SharedOpCache};
 pub use ops::Ctx;
+pub use zeroed::{ReserveError, check_address_space};

@@ -17,7 +17,7 @@
 //! only touched as the table grows, so a small model costs little.
 
 use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
-use crate::zeroed::zeroed;
+use crate::zeroed::{Zeroed, zeroed};
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::Mutex;
@@ -87,9 +87,9 @@ impl Cursor {
 
 /// The shared-memory node table of one PE.
 pub struct SharedNodeTable {
-    data: Box<[[AtomicU64; 2]]>,
-    buckets: Box<[AtomicU64]>,
-    used: Box<[AtomicU64]>,
+    data: Zeroed<[AtomicU64; 2]>,
+    buckets: Zeroed<AtomicU64>,
+    used: Zeroed<AtomicU64>,
     /// Slots in use now (a power of two, at most `data.len()`).
     size: AtomicUsize,
     next_region: AtomicUsize,

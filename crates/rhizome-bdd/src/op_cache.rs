@@ -9,7 +9,7 @@
 //! operations share one table.
 
 use crate::edge::Bdd;
-use crate::zeroed::zeroed;
+use crate::zeroed::{Zeroed, zeroed};
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 /// A memo table of operation results, keyed by three words.
@@ -37,7 +37,7 @@ pub struct SharedOpCache {
     /// Four words per entry, starting at `base`, which is 32-byte aligned. (An array of
     /// 32-byte-aligned structs would be zero-filled eagerly by the allocator, touching
     /// the whole reserved capacity; plain words come from lazily mapped zero pages.)
-    words: Box<[AtomicU64]>,
+    words: Zeroed<AtomicU64>,
     base: usize,
     capacity: usize,
     /// Entries in use minus one: a prefix of the reserved array, so the cache can grow
@@ -59,7 +59,7 @@ impl SharedOpCache {
     pub fn new(entries: usize, capacity: usize) -> SharedOpCache {
         let cap = capacity.max(1024).next_power_of_two();
         let n = entries.max(1024).next_power_of_two().min(cap);
-        let words: Box<[AtomicU64]> = zeroed(4 * cap + 4);
+        let words: Zeroed<AtomicU64> = zeroed(4 * cap + 4);
         let base = (words.as_ptr() as usize).next_multiple_of(32) - words.as_ptr() as usize;
         SharedOpCache {
             words,

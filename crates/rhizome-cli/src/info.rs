@@ -10,6 +10,7 @@ pub struct InfoArgs {
 }
 
 pub fn run(args: InfoArgs) -> anyhow::Result<()> {
+    args.runtime.check_bounds()?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("rhizome {}", env!("CARGO_PKG_VERSION"));
     println!(

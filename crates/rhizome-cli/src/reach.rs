@@ -1,6 +1,7 @@
 //! `rhizome reach`: symbolic reachability on a model file or a built-in model.
 
 use crate::RuntimeOpts;
+use crate::output::{self, Replaceable, ReportToStdout};
 use anyhow::{Context, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -9,9 +10,10 @@ use rhizome_mc::builtin;
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::{self, Format};
 use rhizome_mc::reach::{ReachOptions, Strategy, reach};
+use rhizome_mc::relations;
 use serde_json::json;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The model a bare `rhizome reach` explores: small enough for seconds, big enough to be
@@ -20,39 +22,143 @@ const DEFAULT_BUILTIN: &str = "philosophers:64";
 
 #[derive(Args)]
 pub struct ReachArgs {
-    /// Model file (formats of ../shared/formats/bdd-model-files.md: LTSmin/Sylvan `.bdd`).
-    /// Without it, a built-in model is explored (see --builtin).
+    /// Model file: an LTSmin/Sylvan BDD model (`.bdd`, format A of the thesis-2014 files
+    /// or format B of Sylvan's `bddmc`, detected from the content; the repository's
+    /// `docs/` describes them). Without it, a built-in model is explored (see --builtin).
     model: Option<PathBuf>,
-    /// Built-in model to explore instead of a file: philosophers:N (N >= 2).
+    /// Built-in model to explore instead of a file: philosophers:N (N >= 2; `philosophers`
+    /// alone is philosophers:64, also the default without a model file).
     #[arg(long, conflicts_with = "model", value_name = "SPEC")]
     builtin: Option<String>,
     /// Exploration strategy: bfs, chaining, sat or par.
     #[arg(long, short, default_value = "bfs", value_parser = parse_strategy)]
     strategy: Strategy,
-    /// Count deadlock states and print one.
-    #[arg(long)]
+    /// Count deadlock states and print one (bddmc's --deadlocks).
+    #[arg(long, short = 'd')]
     deadlocks: bool,
     /// Print the node count of the visited set after every level.
     #[arg(long)]
     count_nodes: bool,
-    /// Write the report as a JSON object to this file.
+    /// Merge all transition groups into one relation before exploring, as bddmc does: each
+    /// group's relation is extended with x = x' on the state bits it leaves alone, and the
+    /// results are joined. Same states, one (larger) image per step. Default: off.
+    #[arg(long)]
+    merge_relations: bool,
+    /// Print the dependency matrix before exploring, one row per group and one character
+    /// per state integer, as bddmc does: `-` untouched, `r` read, `w` written, `+` both;
+    /// in file order, or for sat and chaining sorted by first integer as bddmc sorts them. Format A and built-in models store only which integers a group
+    /// touches: those show as `+`. Default: off.
+    #[arg(long)]
+    print_matrix: bool,
+    /// Write the report as a JSON object to FILE, or to stdout with `-` (the human summary
+    /// then goes to stderr). An existing FILE is replaced only if it is an earlier rhizome
+    /// report (or with --force); a model file is never replaced. Default: no report.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Memory for the BDD node table and cache, e.g. 512M, 8G (default: half the RAM, at
-    /// most 16G). Exceeding it stops the run with an error.
+    /// most 16G). Address space is reserved, memory is used only as the table grows.
+    /// Exceeding it stops the run with an error.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory: Option<usize>,
     /// Model file format (a: thesis-2014 `-rgs.bdd`, b: ltsmin-2017); detected if absent.
     #[arg(long, value_parser = parse_format)]
     format: Option<Format>,
     /// Also write the model in format B to this file (e.g. to export a built-in model).
+    /// Never over the model read; an existing file only if it is an earlier export of
+    /// rhizome (or with --force).
     #[arg(long, value_name = "FILE")]
     write_model: Option<PathBuf>,
+    /// Replace an existing --json or --write-model file whatever it holds (never the model
+    /// being read).
+    #[arg(long)]
+    force: bool,
     /// Progress display on stderr: auto (on a terminal), always, never.
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
     progress: String,
     #[command(flatten)]
     runtime: RuntimeOpts,
+}
+
+/// `reach`'s help: why `--pes` takes only 1.
+pub const REACH_AFTER_HELP: &str = "\
+--pes: reach runs on one processing element (its BDD table is in this process, worked on by
+--workers threads); distributed reachability is not built yet, so only --pes 1 is accepted,
+and under mpirun only one rank.
+
+Short flags and long options of Sylvan's bddmc mean the same here: -w/--workers,
+-s/--strategy, -d/--deadlocks, --count-nodes, --merge-relations, --print-matrix.";
+
+/// Where the report and the exported model go, checked before any work is done.
+struct Outputs {
+    /// `--json -`: the report's stdout, fd 1 pointing at stderr meanwhile.
+    report_to_stdout: Option<ReportToStdout>,
+}
+
+/// Refuses every output that would destroy an input or a file the user did not mean to
+/// replace (see [`crate::output::check_output`]), before the model is even read.
+fn check_outputs(args: &ReachArgs) -> anyhow::Result<Outputs> {
+    let inputs: Vec<&Path> = args.model.iter().map(|p| p.as_path()).collect();
+    let mut report_to_stdout = None;
+    if let Some(path) = &args.json {
+        if output::is_stdout(path) {
+            report_to_stdout = Some(ReportToStdout::divert()?);
+        } else {
+            if args.model.is_none() && args.builtin.is_none() && output::looks_like_model(path) {
+                bail!(
+                    "--json {p}: no model was named, and {p} looks like a model file, not a report; to explore it: rhizome reach {p} --json report.json (or --json - for stdout)",
+                    p = path.display()
+                );
+            }
+            output::check_output(
+                "--json",
+                path,
+                Replaceable::Report,
+                &inputs,
+                Some(args.force),
+            )?;
+            crate::bench::record::probe_writable(path)?;
+        }
+    }
+    if let Some(path) = &args.write_model {
+        output::check_output(
+            "--write-model",
+            path,
+            Replaceable::Model,
+            &inputs,
+            Some(args.force),
+        )?;
+        crate::bench::record::probe_writable(path)?;
+    }
+    Ok(Outputs { report_to_stdout })
+}
+
+/// `--print-matrix` and `--merge-relations`, on the loaded model.
+fn bddmc_views(args: &ReachArgs, m: &mut Manager, model: Model) -> anyhow::Result<Model> {
+    if args.print_matrix {
+        let read_write = match &args.model {
+            Some(path) => {
+                let bytes = std::fs::read(path)
+                    .with_context(|| format!("cannot read model file {}", path.display()))?;
+                model_file::read_write_projections(
+                    &bytes,
+                    &path.display().to_string(),
+                    args.format,
+                )?
+            }
+            None => None,
+        };
+        for row in relations::dependency_matrix(
+            &model,
+            read_write.as_deref(),
+            matches!(args.strategy, Strategy::Sat | Strategy::Chaining),
+        ) {
+            println!("{row}");
+        }
+    }
+    if !args.merge_relations {
+        return Ok(model);
+    }
+    relations::merge_relations(m, model).map_err(|e| anyhow::anyhow!("--merge-relations: {e}"))
 }
 
 fn parse_strategy(s: &str) -> Result<Strategy, String> {
@@ -130,13 +236,14 @@ fn human_bytes(b: u64) -> String {
 }
 
 pub fn run(args: ReachArgs) -> anyhow::Result<()> {
-    if let Some(path) = &args.json {
-        crate::bench::record::probe_writable(path)?;
-    }
+    args.runtime.check_bounds()?;
+    let mut outputs = check_outputs(&args)?;
     if let Some(p) = args.runtime.pes
         && p != 1
     {
-        bail!("--pes {p}: reach runs on a single PE (distributed reachability is not built yet)");
+        bail!(
+            "--pes {p}: reach runs on a single PE (distributed reachability is not built yet); use --workers for threads"
+        );
     }
     if let Some(n) = rhizome::launcher_ranks()
         && n > 1
@@ -178,6 +285,10 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
     if max_nodes < 1 << 12 {
         bail!("--memory {memory}: too small for a BDD table (need at least 1M)");
     }
+    // The tables reserve their largest size up front and commit as they grow; a limit the
+    // address space cannot hold is refused now rather than by an abort in the allocator.
+    rhizome_bdd::check_address_space(Config::bytes_for(max_nodes, defaults.cache_ratio))
+        .map_err(|e| anyhow::anyhow!("--memory {}: {e}", human_bytes(memory as u64)))?;
     let mut m = Manager::with_config(Config {
         workers,
         max_nodes,
@@ -200,6 +311,7 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
             builtin::build(&mut m, spec)?
         }
     };
+    let model = bddmc_views(&args, &mut m, model)?;
     let load_seconds = load_start.elapsed().as_secs_f64();
     if let Some(out) = &args.write_model {
         let bytes = model_file::write_format_b(&model.to_stored(&m));
@@ -314,7 +426,12 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
             obj["level_nodes"] = json!(report.level_nodes);
         }
         let text = serde_json::to_string_pretty(&obj)? + "\n";
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        match &mut outputs.report_to_stdout {
+            Some(stdout) => stdout.write(&text)?,
+            None => {
+                std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+            }
+        }
     }
     Ok(())
 }

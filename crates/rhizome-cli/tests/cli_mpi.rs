@@ -110,6 +110,21 @@ fn bench_tasks_fib_on_two_ranks() {
 }
 
 #[test]
+fn bench_fib_reports_once_from_rank_0_with_the_mpi_transport() {
+    // The fork-join pool is one PE's: rank 0 computes and reports; a rank that printed its
+    // own row (as every rank once did, labelled `local`) would show a second table.
+    let f = TempFile::new("fib.json");
+    let o = mpirun(&["bench", "fib", "20", "--workers", "1", "--json", f.arg()]);
+    assert_eq!(o.stdout.matches("name ").count(), 1, "{}", o.context());
+    assert_eq!(o.stdout.matches("fib(20)").count(), 1, "{}", o.context());
+    let text = std::fs::read_to_string(&f.0).expect("the records were written");
+    let recs: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(recs.len(), 1, "{text}");
+    assert_eq!(recs[0]["transport"], "mpi", "{text}");
+    assert_eq!(recs[0]["result"], "6765", "{text}");
+}
+
+#[test]
 fn reach_refuses_to_run_once_per_rank() {
     // reach is not distributed: under two ranks each would explore the whole model and
     // report it again, so it stops with the reason instead, on every rank.

@@ -13,9 +13,15 @@ use rhizome_bdd::{Bdd, BddError, Ctx, Manager, NodeStore, OpCache};
 /// The built-in models, for `--help` texts and error messages.
 pub const BUILTIN_NAMES: &str = "philosophers:N (N >= 2)";
 
-/// Parses a built-in model spec such as `philosophers:64`.
+/// N of `philosophers` without `:N`: the model a bare `rhizome reach` explores, and the
+/// README's example.
+pub const DEFAULT_PHILOSOPHERS: usize = 64;
+
+/// Parses a built-in model spec such as `philosophers:64` (`philosophers` alone is
+/// [`DEFAULT_PHILOSOPHERS`]).
 pub fn parse_spec(spec: &str) -> Result<(String, usize), String> {
-    let (name, n) = spec.split_once(':').unwrap_or((spec, "16"));
+    let default_n = DEFAULT_PHILOSOPHERS.to_string();
+    let (name, n) = spec.split_once(':').unwrap_or((spec, &default_n));
     let n: usize = n
         .parse()
         .map_err(|_| format!("built-in model `{spec}`: `{n}` is not a number"))?;

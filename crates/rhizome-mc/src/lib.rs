@@ -16,3 +16,4 @@ pub mod builtin;
 pub mod model;
 pub mod model_file;
 pub mod reach;
+pub mod relations;

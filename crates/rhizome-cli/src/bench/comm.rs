@@ -7,7 +7,7 @@
 //! operation is also measured with raw MPI on the same window and communicator (see
 //! `rhizome::transport::mpi::baseline`), in the same run: the record's `baseline`.
 
-use super::record::{Record, print_table, write_json};
+use super::record::Record;
 use crate::RuntimeOpts;
 use clap::Args;
 use rhizome::{Ctx, ReduceOp, World};
@@ -27,8 +27,9 @@ pub struct CommArgs {
     /// Messages per aggregated-rate measurement.
     #[arg(long, default_value_t = 20_000_000)]
     messages: u64,
-    /// Write JSON records to this file.
-    #[arg(long)]
+    /// Write JSON records to this file (an existing one only if it is an earlier report),
+    /// or to stdout with `-` (the table then goes to stderr). Default: none.
+    #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     #[command(flatten)]
     runtime: RuntimeOpts,
@@ -88,9 +89,8 @@ fn agree(ctx: &Ctx, mine: f64, op: Option<RawOp>) -> f64 {
 }
 
 pub fn run(args: CommArgs) -> anyhow::Result<()> {
-    if let Some(path) = &args.json {
-        super::record::probe_writable(path)?;
-    }
+    args.runtime.check_bounds()?;
+    super::record::check_json(args.json.as_deref())?;
     let pes = args.runtime.pes.unwrap_or(2);
     let workers = args.runtime.workers.unwrap_or(1);
     let repeat = args.repeat.max(1);
@@ -122,11 +122,7 @@ pub fn run(args: CommArgs) -> anyhow::Result<()> {
             result: None,
         })
         .collect();
-    print_table(&records);
-    if let Some(path) = &args.json {
-        write_json(path, &records)?;
-    }
-    Ok(())
+    super::record::report(&records, args.json.as_deref())
 }
 
 /// (name, value, unit, raw-MPI baseline in the same unit).

@@ -1,8 +1,9 @@
 //! `rhizome bench fib N`: the fork-join pool on naive parallel Fibonacci.
 
-use super::record::{Record, print_table, write_json};
+use super::record::Record;
 use crate::RuntimeOpts;
 use clap::Args;
+use rhizome::World;
 use rhizome::pool::{Pool, Worker};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -12,8 +13,9 @@ pub struct FibArgs {
     /// Which Fibonacci number to compute.
     #[arg(default_value_t = 35)]
     n: u64,
-    /// Write JSON records to this file.
-    #[arg(long)]
+    /// Write JSON records to this file (an existing one only if it is an earlier report),
+    /// or to stdout with `-` (the table then goes to stderr). Default: none.
+    #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     #[command(flatten)]
     runtime: RuntimeOpts,
@@ -28,9 +30,8 @@ fn fib(w: &Worker, n: u64) -> u64 {
 }
 
 pub fn run(args: FibArgs) -> anyhow::Result<()> {
-    if let Some(path) = &args.json {
-        super::record::probe_writable(path)?;
-    }
+    args.runtime.check_bounds()?;
+    super::record::check_json(args.json.as_deref())?;
     let workers = args
         .runtime
         .workers
@@ -39,13 +40,28 @@ pub fn run(args: FibArgs) -> anyhow::Result<()> {
     if workers == 0 {
         anyhow::bail!("--workers must be at least 1");
     }
-    let pool = Pool::new(workers);
-    let start = Instant::now();
-    let value = pool.run(|w| fib(w, args.n));
-    let secs = start.elapsed().as_secs_f64();
+    // The pool is one PE's: under mpirun only rank 0 computes and reports, with the
+    // transport it ran under, instead of every rank printing a row labelled `local`.
+    let n = args.n;
+    let results = World::builder()
+        .pes(1)
+        .workers(workers)
+        .run(|ctx| {
+            let timed = (ctx.my_pe() == 0).then(|| {
+                let pool = Pool::new(workers);
+                let start = Instant::now();
+                let value = pool.run(|w| fib(w, n));
+                (value, start.elapsed().as_secs_f64())
+            });
+            (timed, ctx.transport_name())
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let Some((Some((value, secs)), transport)) = results.into_iter().next() else {
+        return Ok(());
+    };
     let records = vec![Record {
-        name: format!("fib({})", args.n),
-        transport: "local".into(),
+        name: format!("fib({n})"),
+        transport: transport.into(),
         pes: 1,
         workers,
         value: secs,
@@ -54,9 +70,5 @@ pub fn run(args: FibArgs) -> anyhow::Result<()> {
         baseline_name: None,
         result: Some(value.to_string()),
     }];
-    print_table(&records);
-    if let Some(path) = &args.json {
-        write_json(path, &records)?;
-    }
-    Ok(())
+    super::record::report(&records, args.json.as_deref())
 }

@@ -1,5 +1,6 @@
 //! One benchmark measurement, printed as a table row and as a JSON record.
 
+use crate::output::Replaceable;
 use serde::Serialize;
 use std::path::Path;
 
@@ -20,26 +21,79 @@ pub struct Record {
     pub result: Option<String>,
 }
 
-/// Prints `records` as an aligned table.
-pub fn print_table(records: &[Record]) {
-    println!(
-        "{:<28} {:>9} {:>4} {:>7} {:>14} {:>8} {:>14} {:>7}",
+/// Prints `records` as an aligned table, on stdout or (when the JSON report takes stdout)
+/// stderr.
+fn print_table(records: &[Record], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    // Each column as wide as its widest cell: names such as `aggregated AM rate (8 B)` and
+    // long units must not push the rest of their row out of line.
+    let name_w = records
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(28);
+    let unit_w = records
+        .iter()
+        .map(|r| r.unit.len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    let transport_w = records
+        .iter()
+        .map(|r| r.transport.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    writeln!(
+        out,
+        "{:<name_w$} {:>transport_w$} {:>4} {:>7} {:>14} {:>unit_w$} {:>14} {:>7}",
         "name", "transport", "pes", "workers", "value", "unit", "baseline", "ratio"
-    );
+    )?;
     for r in records {
         let (base, ratio) = match r.baseline {
             Some(b) if b != 0.0 => (format!("{b:.4}"), format!("{:.2}", r.value / b)),
             _ => ("-".into(), "-".into()),
         };
-        println!(
-            "{:<28} {:>9} {:>4} {:>7} {:>14.4} {:>8} {:>14} {:>7}",
+        writeln!(
+            out,
+            "{:<name_w$} {:>transport_w$} {:>4} {:>7} {:>14.4} {:>unit_w$} {:>14} {:>7}",
             r.name, r.transport, r.pes, r.workers, r.value, r.unit, base, ratio
-        );
+        )?;
+    }
+    Ok(())
+}
+
+/// Refuses a `--json` path before the benchmark runs: one that would replace a file that
+/// is not an earlier report, or that cannot be written. `-` is stdout.
+pub fn check_json(path: Option<&Path>) -> anyhow::Result<()> {
+    let Some(path) = path.filter(|p| !crate::output::is_stdout(p)) else {
+        return Ok(());
+    };
+    crate::output::check_output("--json", path, Replaceable::Report, &[], None)?;
+    probe_writable(path)
+}
+
+/// The table, and the JSON records if asked for: to a file, or to stdout with `-` (the
+/// table then on stderr, so that stdout is the JSON alone).
+pub fn report(records: &[Record], json: Option<&Path>) -> anyhow::Result<()> {
+    let json_to_stdout = json.is_some_and(crate::output::is_stdout);
+    if json_to_stdout {
+        print_table(records, &mut std::io::stderr().lock())?;
+    } else {
+        print_table(records, &mut std::io::stdout().lock())?;
+    }
+    match json {
+        Some(_) if json_to_stdout => {
+            println!("{}", serde_json::to_string_pretty(records)?);
+            Ok(())
+        }
+        Some(path) => write_json(path, records),
+        None => Ok(()),
     }
 }
 
 /// Writes `records` as a JSON array to `path`.
-pub fn write_json(path: &Path, records: &[Record]) -> anyhow::Result<()> {
+fn write_json(path: &Path, records: &[Record]) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(records)?;
     std::fs::write(path, text + "\n")
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))

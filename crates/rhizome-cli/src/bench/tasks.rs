@@ -3,7 +3,7 @@
 //! median of `--repeat` runs, compared with the plain sequential code in the same process.
 
 use super::dense;
-use super::record::{Record, print_table, write_json};
+use super::record::Record;
 use super::uts;
 use crate::RuntimeOpts;
 use anyhow::{Context as _, bail};
@@ -66,8 +66,9 @@ pub struct TasksArgs {
     /// Disable the initial work-sharing phase.
     #[arg(long)]
     no_sharing: bool,
-    /// Write JSON records to this file.
-    #[arg(long)]
+    /// Write JSON records to this file (an existing one only if it is an earlier report),
+    /// or to stdout with `-` (the table then goes to stderr). Default: none.
+    #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     #[command(flatten)]
     runtime: RuntimeOpts,
@@ -271,9 +272,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn run(args: TasksArgs) -> anyhow::Result<()> {
-    if let Some(path) = &args.json {
-        super::record::probe_writable(path)?;
-    }
+    args.runtime.check_bounds()?;
+    super::record::check_json(args.json.as_deref())?;
     let pes = args.runtime.pes.unwrap_or(1);
     let workers = args.runtime.workers.unwrap_or(1);
     let repeat = args.repeat.max(1);
@@ -569,11 +569,7 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
             None => "not checked",
         }
     );
-    print_table(&records);
-    if let Some(path) = &args.json {
-        write_json(path, &records)?;
-    }
-    Ok(())
+    super::record::report(&records, args.json.as_deref())
 }
 
 /// Inputs of the data kernels, made once, and their runs (sequential with `t = None`).

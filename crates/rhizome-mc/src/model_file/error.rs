@@ -44,6 +44,11 @@ pub enum Invalid {
         "format C (Sylvan 1.x `mc` / SPIN 2017 model with a stored reachable set) is not read yet; formats A (thesis-2014 `-rgs.bdd`) and B (LTSmin/Sylvan `bddmc` `.bdd`) are"
     )]
     FormatCNotRead,
+    /// The file is an LTSmin list-decision-diagram model, not a BDD model.
+    #[error(
+        "this is an LDD file (LTSmin list decision diagrams, `.ldd`), not a BDD model: rhizome reads BDD model files, formats A (thesis-2014 `-rgs.bdd`) and B (LTSmin/Sylvan `bddmc` `.bdd`); use the `.bdd` file of the same model"
+    )]
+    LddNotRead,
     /// The file is too short to tell format A from format B.
     #[error("file too short ({len} bytes) to detect its format")]
     TooShortToDetect {

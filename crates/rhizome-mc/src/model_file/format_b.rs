@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 use super::cursor::Cursor;
 use super::error::{Invalid, ModelError};
 use super::nodes::{NodeTable, Record};
-use super::{COMPLEMENT, Format, INDEX_MASK, MAX_STATE_BITS, StoredGroup, StoredModel, StoredSet};
+use super::{
+    COMPLEMENT, Format, INDEX_MASK, MAX_STATE_BITS, ReadWrite, StoredGroup, StoredModel, StoredSet,
+};
 
 /// LTSmin numbers action-label bit `i` as BDD variable `1000000 + i`, below every state
 /// variable; relations may test them.
@@ -26,6 +28,16 @@ pub(crate) fn parse_with(
     name: &str,
     quantify_actions: bool,
 ) -> Result<StoredModel, ModelError> {
+    parse_full(bytes, name, quantify_actions).map(|(model, _)| model)
+}
+
+/// The model and each group's read and write projections (integer indices in file
+/// order), which the [`StoredModel`] merges into one variable set.
+pub(crate) fn parse_full(
+    bytes: &[u8],
+    name: &str,
+    quantify_actions: bool,
+) -> Result<(StoredModel, Vec<ReadWrite>), ModelError> {
     let mut c = Cursor::new(bytes, name);
 
     let vs_off = c.pos();
@@ -140,6 +152,7 @@ pub(crate) fn parse_with(
     // Projections, then relations.
     let group_count = c.count("group count", "group", MIN_GROUP_BYTES)?;
     let mut projections = Vec::with_capacity(group_count);
+    let mut read_write = Vec::with_capacity(group_count);
     for _ in 0..group_count {
         let r_off = c.pos();
         let r_k = read_proj_len(&mut c, vector_size, "r_k")?;
@@ -148,13 +161,19 @@ pub(crate) fn parse_with(
         c.check_fits(r_off, "r_proj entry", r_k as u64, 4)?;
         c.check_fits(w_off, "r_proj and w_proj entry", (r_k + w_k) as u64, 4)?;
         let mut ints = BTreeSet::new();
+        let mut rw = ReadWrite::default();
         for _ in 0..r_k {
-            ints.insert(read_int_index(&mut c, vector_size, "r_proj entry")?);
+            let i = read_int_index(&mut c, vector_size, "r_proj entry")?;
+            ints.insert(i);
+            rw.read.push(i);
         }
         for _ in 0..w_k {
-            ints.insert(read_int_index(&mut c, vector_size, "w_proj entry")?);
+            let i = read_int_index(&mut c, vector_size, "w_proj entry")?;
+            ints.insert(i);
+            rw.write.push(i);
         }
         projections.push(ints);
+        read_write.push(rw);
     }
     let mut groups = Vec::with_capacity(group_count);
     for (g, ints) in projections.iter().enumerate() {
@@ -186,7 +205,7 @@ pub(crate) fn parse_with(
     }
     // Whatever follows (reachable states, labels) is not part of the model.
 
-    Ok(StoredModel {
+    let model = StoredModel {
         format: Format::B,
         state_bits,
         state_vars,
@@ -194,7 +213,8 @@ pub(crate) fn parse_with(
         nodes: table.nodes,
         initial,
         groups,
-    })
+    };
+    Ok((model, read_write))
 }
 
 fn read_int_index(

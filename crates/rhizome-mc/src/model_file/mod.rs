@@ -1,6 +1,6 @@
 //! Readers and a writer for the symbolic model files (BEEM models exported as BDDs by LTSmin).
 //!
-//! Two binary formats occur, both specified in `shared/formats/bdd-model-files.md`:
+//! Two binary formats occur, both described in the repository's `docs/` (model file formats):
 //!
 //! * **Format A** (`thesis-2014/*-rgs.bdd`): one node numbering runs across the whole file;
 //!   explicit current/next-state variable arrays.
@@ -29,6 +29,13 @@
 //! from the format-B reader; it is not read yet. The signature is a heuristic a format-B
 //! file can meet by chance (a generated one did), so a file detected as C that the strict
 //! format-B reader accepts is format B.
+//!
+//! # LDD files
+//!
+//! LTSmin also exports the same models as list decision diagrams (`.ldd`). Their header,
+//! `int vector_size, int -1, size_t node_count`, puts `-1` where format A has zero and
+//! format B a bit count of at least 1, so [`is_ldd`] tells them apart by content, and
+//! [`parse_model`] refuses them with [`Invalid::LddNotRead`], naming the formats it reads.
 //!
 //! # Format B specifics
 //!
@@ -198,6 +205,15 @@ pub fn parse_model(
     format: Option<Format>,
 ) -> Result<StoredModel, ModelError> {
     let forced = format.is_some();
+    // No forced format makes an LDD file readable: say what it is rather than which of
+    // its fields a BDD reader rejects.
+    if is_ldd(bytes) {
+        return Err(ModelError::Invalid {
+            file: name.to_string(),
+            offset: 0,
+            what: Invalid::LddNotRead,
+        });
+    }
     let format = match format.or_else(|| detect_format(bytes)) {
         Some(f) => f,
         None => {
@@ -240,6 +256,58 @@ pub fn detect_format(bytes: &[u8]) -> Option<Format> {
     } else {
         Some(Format::B)
     }
+}
+
+/// Whether the bytes are an LTSmin list-decision-diagram (LDD) model (`.ldd`, written by
+/// `pins2lts-sym --vset=ldd`): `int vector_size`, the initial set's `int k` (-1: the full
+/// vector), then the set as Sylvan serialises an LDD: `size_t count`, `count` 16-byte node
+/// records, `size_t root` (1-based past the two terminals, so at most `count + 1`). The
+/// `-1` at byte 4 alone rules out both BDD formats (format A has zero there, format B a
+/// bit count of at least 1); the node count and root make the guess specific.
+pub fn is_ldd(bytes: &[u8]) -> bool {
+    let int_at = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+    };
+    let u64_at = |at: u64| -> Option<u64> {
+        let at = usize::try_from(at).ok()?;
+        Some(u64::from_le_bytes(
+            bytes.get(at..at.checked_add(8)?)?.try_into().ok()?,
+        ))
+    };
+    let (Some(vector_size), Some(-1), Some(count)) = (int_at(0), int_at(4), u64_at(8)) else {
+        return false;
+    };
+    let root = count
+        .checked_mul(16)
+        .and_then(|records| records.checked_add(16))
+        .and_then(u64_at);
+    vector_size > 0 && root.is_some_and(|r| r <= count.saturating_add(1))
+}
+
+/// Which state integers a transition group reads and which it writes, as a format-B file
+/// declares them (`r_proj`, `w_proj`); `rhizome reach --print-matrix` shows them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadWrite {
+    /// Integers the group reads, ascending.
+    pub read: Vec<usize>,
+    /// Integers the group writes, ascending.
+    pub write: Vec<usize>,
+}
+
+/// The read and write projections of every group of a format-B file, in file order;
+/// `None` for formats that do not store them (format A lists only the union).
+pub fn read_write_projections(
+    bytes: &[u8],
+    name: &str,
+    format: Option<Format>,
+) -> Result<Option<Vec<ReadWrite>>, ModelError> {
+    let model = parse_model(bytes, name, format)?;
+    Ok(match model.format {
+        Format::B => Some(format_b::parse_full(bytes, name, false)?.1),
+        _ => None,
+    })
 }
 
 /// Format C starts `int vector_size, int bits, int action_bits`, then the initial set's

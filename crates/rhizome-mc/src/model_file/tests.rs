@@ -1073,3 +1073,80 @@ fn real_action_quantification_agrees_with_the_file() {
     }
     println!("{checked} relation evaluations agree");
 }
+
+#[test]
+fn ldd_files_are_recognised_by_content_and_bdd_files_are_not() {
+    // int vector_size, int k = -1, size_t count, count 16-byte records, size_t root.
+    let ldd = |count: u64, root: u64| {
+        let mut o = Vec::new();
+        put32(&mut o, 3);
+        put32(&mut o, -1i32 as u32);
+        put64(&mut o, count);
+        for _ in 0..count {
+            put64(&mut o, 0);
+            put64(&mut o, 0);
+        }
+        put64(&mut o, root);
+        o
+    };
+    assert!(is_ldd(&ldd(1, 2)));
+    assert!(matches!(fails(&ldd(2, 3), None, 0), Invalid::LddNotRead));
+    // Forcing a BDD format does not make it readable either.
+    assert!(matches!(
+        fails(&ldd(2, 3), Some(Format::B), 0),
+        Invalid::LddNotRead
+    ));
+    // A root beyond the nodes, or a truncated node list, is not the LDD layout: the BDD
+    // reader's own error stands.
+    assert!(!is_ldd(&ldd(1, 7)));
+    assert!(!is_ldd(&ldd(4, 2)[..40]));
+    // A format-B file whose first bit count is -1 is a broken BDD file, not an LDD one.
+    let b = B {
+        bits: vec![-1, 1],
+        ..B::default()
+    };
+    assert!(!is_ldd(&b.bytes()));
+    assert!(matches!(
+        fails(&b.bytes(), None, 4),
+        Invalid::BadValue {
+            what: "state_bits entry",
+            ..
+        }
+    ));
+    // Every BDD file the readers accept is no LDD file.
+    assert!(!is_ldd(&B::default().bytes()));
+    parse_model(&B::default().bytes(), "tiny.bdd", None).unwrap();
+
+    let Some(dir) = models_dir() else {
+        println!("skipped the shared .ldd files: models not found");
+        return;
+    };
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir.join("ltsmin-2017")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let is_ldd_name = path.extension().is_some_and(|e| e == "ldd");
+        assert_eq!(is_ldd(&bytes), is_ldd_name, "{}", path.display());
+        seen += is_ldd_name as usize;
+    }
+    assert!(seen > 0, "no .ldd file in the shared models");
+}
+
+#[test]
+fn read_write_projections_are_the_files() {
+    let b = B {
+        vs: 2,
+        bits: vec![1, 1],
+        projs: vec![(vec![0], vec![1])],
+        rels: vec![dd(vec![nb(3, 0, C)], 1)],
+        ..B::default()
+    };
+    let rw = read_write_projections(&b.bytes(), "tiny.bdd", None).unwrap();
+    assert_eq!(
+        rw,
+        Some(vec![ReadWrite {
+            read: vec![0],
+            write: vec![1]
+        }])
+    );
+}
