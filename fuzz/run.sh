@@ -13,7 +13,7 @@ export AFL_NO_AFFINITY=1  # CPUs are shared; binding to one that is busy only sl
 
 # All bins with AFL's flags: a plain `cargo run` of the seed writer would rebuild the
 # shared dependencies without them.
-cargo afl build --release
+cargo afl build --release --locked
 # The seed corpus is generated, not stored: the built-in models and a one-bit model.
 seeds="$(mktemp -d)"
 out="$(mktemp -d)"
