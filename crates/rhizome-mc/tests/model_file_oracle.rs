@@ -174,7 +174,7 @@ fn oracle_bakery_4() {
     ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
 )]
 #[cfg_attr(
-    debug_assertions,
+    all(has_models, debug_assertions),
     ignore = "minutes in a debug build: run with --release"
 )]
 #[test]
