@@ -134,7 +134,7 @@ fn explicit_reachability(m: &StoredModel) -> (usize, usize) {
     }
 }
 
-/// Checks one oracle line of shared/formats/bdd-model-files.md.
+/// Checks one published state count (docs/model-files.md names the sources).
 fn check(file: &str, states: usize, published_levels: Option<usize>) {
     let dir = required_models_dir();
     let path = dir.join(file);

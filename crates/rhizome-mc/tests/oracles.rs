@@ -1,5 +1,5 @@
 //! The published state counts (and, for the thesis files, BFS levels and final node
-//! counts) of `formats/bdd-model-files.md`, on the model files of the shared directory.
+//! counts) listed in `docs/model-files.md`, on the model files of the shared directory.
 //! Only the oracles that finish within seconds run here; the rest are in
 //! `scripts/bench-reach.sh`. The shared models are found at `$RHIZOME_MODELS`, else at
 //! `../shared/models` beside the repository (by `build.rs`); when absent, the tests are
