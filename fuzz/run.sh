@@ -34,6 +34,6 @@ if [ "$crashes" -gt 0 ] || [ "$hangs" -gt 0 ]; then
   keep="$(pwd)/findings"
   mkdir -p "$keep"
   cp -r "$out/default/crashes" "$out/default/hangs" "$keep/"
-  echo "fuzz: inputs kept in $keep; replay one with: cargo run --release --bin replay -- FILE" >&2
+  echo "fuzz: inputs kept in $keep; replay one with: fuzz/target/release/replay FILE" >&2
   exit 1
 fi

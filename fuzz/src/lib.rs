@@ -1,5 +1,5 @@
 //! What the fuzz target checks on one input, kept apart from the AFL entry point so that a
-//! crash can be replayed without AFL (`cargo run --release --bin replay -- FILE`).
+//! crash can be replayed without AFL (`fuzz/target/release/replay FILE`).
 //!
 //! The readers promise: any byte string gives either a model or an error, never a panic,
 //! and never an allocation sized by an unchecked count. On top of not panicking, a model
