@@ -8,7 +8,8 @@
 //! and the help texts.
 //!
 //! The shared models are found at `$RHIZOME_MODELS`, else at `../shared/models` beside
-//! the repository; tests that need them say so and pass when they are absent. Nothing here
+//! the repository (found by `build.rs`); tests that need them are reported as ignored,
+//! with the reason, when they are absent. Nothing here
 //! measures time: every launch only has a generous hang limit.
 
 #[path = "../../rhizome/tests/support/launch.rs"]
@@ -185,14 +186,10 @@ fn read_json(p: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}\n{text}", p.display()))
 }
 
+/// The shared models directory. The tests that need it are ignored without it (the
+/// `has_models` attribute), so they reach this only when it is there.
 fn models_dir() -> Option<PathBuf> {
-    let dir = models::models_dir();
-    if dir.is_none() {
-        eprintln!(
-            "skipped: shared models not found (set RHIZOME_MODELS or put them at ../shared/models)"
-        );
-    }
-    dir
+    Some(models::required_models_dir())
 }
 
 /// A model file of the shared directory as an argument.
@@ -536,6 +533,10 @@ fn write_model_round_trips_through_format_b() {
 
 // ----- the shared model files -----
 
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
 #[test]
 fn published_oracles_of_model_files() {
     let Some(dir) = models_dir() else { return };
@@ -557,6 +558,10 @@ fn published_oracles_of_model_files() {
     assert_eq!(j["nodes"], 22221);
 }
 
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
 #[test]
 fn format_a_file_exports_to_an_equivalent_format_b_file() {
     let Some(dir) = models_dir() else { return };
@@ -579,6 +584,10 @@ fn format_a_file_exports_to_an_equivalent_format_b_file() {
     assert_eq!(b.field("nodes"), "18779");
 }
 
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
 #[test]
 fn deadlocks_on_models_with_and_without_them() {
     let Some(dir) = models_dir() else { return };
@@ -663,6 +672,10 @@ fn unreadable_model_files_name_the_file() {
     assert_eq!(error_offset(&e, s(&empty)), 0);
 }
 
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
 #[test]
 fn format_c_files_are_refused_with_one_line() {
     let Some(dir) = models_dir() else { return };
@@ -692,7 +705,7 @@ fn corrupt_model_files_name_the_file_and_the_offset() {
     // (bytes, whether every byte is structure: format B ignores what follows the last
     // relation, so only there can cutting the last byte go unnoticed).
     let mut originals = vec![(std::fs::read(&export).unwrap(), true)];
-    if let Some(dir) = models_dir() {
+    if let Some(dir) = models::models_dir() {
         for f in [
             "ltsmin-2017/anderson.4.bdd",
             "thesis-2014/anderson.1.8-rgs.bdd",

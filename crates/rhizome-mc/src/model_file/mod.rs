@@ -1,6 +1,6 @@
 //! Readers and a writer for the symbolic model files (BEEM models exported as BDDs by LTSmin).
 //!
-//! Two binary formats occur, both described in the repository's `docs/` (model file formats):
+//! Two binary formats occur, both described in `docs/model-files.md`:
 //!
 //! * **Format A** (`thesis-2014/*-rgs.bdd`): one node numbering runs across the whole file;
 //!   explicit current/next-state variable arrays.

@@ -1,17 +1,24 @@
-//! Where the shared BEEM model files are: `$RHIZOME_MODELS`, else `../shared/models`
-//! beside the repository (the CI layout). Shared by the model-file tests of `rhizome-mc`
-//! and of the command, which include this file by path.
+//! Where the shared BEEM model files are: the directory `build.rs` found at build time
+//! (`$RHIZOME_MODELS`, else `../shared/models` beside the checkout), which also set
+//! `cfg(has_models)`. Shared by the model-file tests of `rhizome-mc` and of the command,
+//! which include this file by path.
+//!
+//! A test that needs the files carries
+//! `#[cfg_attr(not(has_models), ignore = "needs the BEEM model files (RHIZOME_MODELS or ../shared/models)")]`,
+//! so the runner reports it as ignored, with that reason, when they are absent.
 
 use std::path::PathBuf;
 
-/// The models directory, if there is one.
+/// The models directory, if the build found one.
 pub fn models_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("RHIZOME_MODELS").map(PathBuf::from),
-        Some(PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/models"
-        ))),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
+    option_env!("RHIZOME_MODELS_DIR").map(PathBuf::from)
+}
+
+/// The models directory, for a test that is ignored without it.
+#[allow(dead_code)] // not every including test file needs it
+pub fn required_models_dir() -> PathBuf {
+    models_dir().expect(
+        "no BEEM model files: mark this test \
+         #[cfg_attr(not(has_models), ignore = \"...\")] so that it is reported as ignored",
+    )
 }
