@@ -5,7 +5,8 @@
 //! `bench`'s table.
 //!
 //! The shared models are found at `$RHIZOME_MODELS`, else at `../shared/models` beside the
-//! repository; the tests that need them say so and pass when they are absent. Nothing here
+//! repository (by `build.rs`); the tests that need them are reported as ignored, with the
+//! reason, when they are absent. Nothing here
 //! measures time: every launch only has a generous hang limit.
 
 #[path = "../../rhizome/tests/support/launch.rs"]
@@ -112,14 +113,10 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 temp path")
 }
 
+/// The shared models directory. The tests that need it are ignored without it (the
+/// `has_models` attribute), so they reach this only when it is there.
 fn models_dir() -> Option<PathBuf> {
-    let dir = models::models_dir();
-    if dir.is_none() {
-        eprintln!(
-            "skipped: shared models not found (set RHIZOME_MODELS or put them at ../shared/models)"
-        );
-    }
-    dir
+    Some(models::required_models_dir())
 }
 
 // ----- bddmc's flags -----
@@ -201,6 +198,10 @@ fn matrix_rows(stdout: &str) -> Vec<&str> {
         .collect()
 }
 
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
 #[test]
 fn bddmc_short_flags_and_matrix_match_bddmc_on_anderson4() {
     let Some(dir) = models_dir() else { return };
@@ -253,6 +254,10 @@ fn bddmc_short_flags_and_matrix_match_bddmc_on_anderson4() {
     assert_eq!(field(&long.stdout, "deadlocks"), "0");
 }
 
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
 #[test]
 fn merged_relations_give_bddmcs_states_levels_and_nodes() {
     let Some(dir) = models_dir() else { return };
@@ -362,7 +367,14 @@ fn an_ldd_file_is_named_as_such() {
     let o = rhizome(&["reach", s(&f)]);
     clean_error(&o, &["LDD file", "formats A", "B", s(&f)]);
     assert!(!o.stderr.contains("state_bits"), "{}", o.context());
+}
 
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn the_shared_ldd_files_are_named_as_such() {
     let Some(dir) = models_dir() else { return };
     for name in ["anderson.4.ldd", "bakery.4.ldd"] {
         let f = dir.join("ltsmin-2017").join(name);
@@ -761,8 +773,16 @@ fn write_model_never_overwrites_an_input_or_a_foreign_file() {
     ]));
     let o = success(rhizome(&["reach", s(&notes), "-s", "sat"]));
     assert_eq!(field(&o.stdout, "states"), "3145168096065837266706434");
+}
 
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn write_model_never_overwrites_a_model_file_from_elsewhere() {
     // A model file from elsewhere (here a shared LTSmin export) is not an earlier export.
+    let tmp = TempDir::new("foreign");
     let Some(dir) = models_dir() else { return };
     let foreign = tmp.path("anderson.4.bdd");
     std::fs::copy(dir.join("ltsmin-2017/anderson.4.bdd"), &foreign).unwrap();

@@ -1117,11 +1117,15 @@ fn ldd_files_are_recognised_by_content_and_bdd_files_are_not() {
     // Every BDD file the readers accept is no LDD file.
     assert!(!is_ldd(&B::default().bytes()));
     parse_model(&B::default().bytes(), "tiny.bdd", None).unwrap();
+}
 
-    let Some(dir) = models_dir() else {
-        println!("skipped the shared .ldd files: models not found");
-        return;
-    };
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn the_shared_ldd_files_and_only_they_are_detected_as_ldd() {
+    let dir = required_models_dir();
     let mut seen = 0;
     for entry in std::fs::read_dir(dir.join("ltsmin-2017")).unwrap() {
         let path = entry.unwrap().path();
