@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 mod bench;
 mod info;
+mod plot;
+mod progress;
 mod reach;
 
 /// Rhizome: a PGAS runtime and a symbolic model checker.
@@ -34,6 +36,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// What this build and machine offer.
     Info(info::InfoArgs),
+    /// Draws the per-level record of a `reach --json` report as an SVG picture.
+    Plot(plot::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +46,7 @@ fn main() -> ExitCode {
         Command::Reach(args) => reach::run(*args),
         Command::Bench(args) => bench::run(args),
         Command::Info(args) => info::run(args),
+        Command::Plot(args) => plot::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
