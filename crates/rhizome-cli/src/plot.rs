@@ -81,9 +81,14 @@ pub fn run(args: PlotArgs) -> anyhow::Result<()> {
             points: frontier,
         },
     ];
+    // The file name only: a picture shown elsewhere should not carry this machine's paths.
+    let model = json["model"].as_str().unwrap_or("?");
+    let model = std::path::Path::new(model)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(model);
     let title = format!(
-        "{} ({}, {} states)",
-        json["model"].as_str().unwrap_or("?"),
+        "{model} ({}, {} states)",
         json["strategy"].as_str().unwrap_or("?"),
         json["states"].as_str().unwrap_or("?")
     );
@@ -118,6 +123,8 @@ fn draw(title: &str, series: &[Series]) -> Result<String, Box<dyn std::error::Er
             .configure_mesh()
             .x_desc("level")
             .y_desc("count (log scale)")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0e}"))
             .draw()?;
         for s in series {
             let points: Vec<(f64, f64)> = s.points.iter().copied().filter(|p| p.1 > 0.0).collect();

@@ -388,6 +388,7 @@ fn write_json(
                 .iter()
                 .map(|s| json!({"group": s.group, "state": s.state}))
                 .collect();
+            obj["trace_seconds"] = json!(d.trace_seconds);
         }
     }
     if args.count_nodes {

@@ -120,6 +120,8 @@ pub struct Deadlocks {
     pub example: Option<Vec<u64>>,
     /// With [`ReachOptions::trace`]: a shortest path from an initial state to `example`.
     pub trace: Option<Vec<TraceStep>>,
+    /// Seconds spent finding the trace (included in [`ReachReport::seconds`]).
+    pub trace_seconds: f64,
 }
 
 /// One state of a counterexample trace.
@@ -257,6 +259,19 @@ fn par_image<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, groups: &[Group], s: B
         _ => {
             let (a, b) = groups.split_at(groups.len() / 2);
             let (x, y) = c.join(|c| par_image(c, a, s), |c| par_image(c, b, s));
+            c.or(x, y)
+        }
+    }
+}
+
+/// Union of the pre-images of `s` under `groups`, forked in halves.
+fn par_preimage<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, groups: &[Group], s: Bdd) -> Bdd {
+    match groups {
+        [] => Bdd::FALSE,
+        [g] => c.relprev(s, g.relation, g.vars),
+        _ => {
+            let (a, b) = groups.split_at(groups.len() / 2);
+            let (x, y) = c.join(|c| par_preimage(c, a, s), |c| par_preimage(c, b, s));
             c.or(x, y)
         }
     }
@@ -712,6 +727,7 @@ fn find_deadlocks(
     let dead = dead?;
     let count = m.satcount(dead, &model.state_vars);
     let example = m.pick_one(dead).map(|a| model.state_vector(&a));
+    let started = Instant::now();
     let trace = match (&example, trace) {
         (Some(target), true) => Some(shortest_trace(m, model, reachable, target)?),
         _ => None,
@@ -720,6 +736,7 @@ fn find_deadlocks(
         count,
         example,
         trace,
+        trace_seconds: started.elapsed().as_secs_f64(),
     })
 }
 
@@ -800,13 +817,24 @@ fn trace_with(
         if meet != Bdd::FALSE {
             break pin(meet, m);
         }
-        let mut pre = Bdd::FALSE;
-        for g in &model.groups {
-            let p = pin(preimage_op(m, model, g, last)?, m);
-            pre = pin(m.or(pre, p)?, m);
-        }
-        let within = pin(m.and(pre, reachable)?, m);
-        let ring = pin(m.diff(within, seen)?, m);
+        let ring = if model.interleaved {
+            // One operation for the whole step: the groups' pre-images in parallel.
+            let groups = &model.groups;
+            m.run(&[last, reachable, seen], |c| {
+                let pre = par_preimage(c, groups, last);
+                let within = c.and(pre, reachable);
+                c.diff(within, seen)
+            })?
+        } else {
+            let mut pre = Bdd::FALSE;
+            for g in &model.groups {
+                let p = pin(preimage_op(m, model, g, last)?, m);
+                pre = pin(m.or(pre, p)?, m);
+            }
+            let within = pin(m.and(pre, reachable)?, m);
+            m.diff(within, seen)?
+        };
+        let ring = pin(ring, m);
         assert!(
             ring != Bdd::FALSE,
             "the deadlock example is reachable, so some ring meets the initial states"
@@ -822,12 +850,30 @@ fn trace_with(
     }];
     for &ring in rings.iter().rev().skip(1) {
         let mut step = None;
-        for (i, g) in model.groups.iter().enumerate() {
-            let img = pin(image_op(m, model, g, cur)?, m);
-            let hit = m.and(img, ring)?;
-            if hit != Bdd::FALSE {
-                step = Some((i, some_state(m, model, hit).expect("non-empty")));
-                break;
+        if model.interleaved {
+            // One operation for every group's successors of the one state `cur`.
+            let groups = &model.groups;
+            let hits = m.run_many(&[cur, ring], |c| {
+                groups
+                    .iter()
+                    .map(|g| {
+                        let img = image(c, g, cur);
+                        c.and(img, ring)
+                    })
+                    .collect()
+            })?;
+            step = hits
+                .iter()
+                .position(|&h| h != Bdd::FALSE)
+                .map(|i| (i, some_state(m, model, hits[i]).expect("non-empty")));
+        } else {
+            for (i, g) in model.groups.iter().enumerate() {
+                let img = pin(image_op(m, model, g, cur)?, m);
+                let hit = m.and(img, ring)?;
+                if hit != Bdd::FALSE {
+                    step = Some((i, some_state(m, model, hit).expect("non-empty")));
+                    break;
+                }
             }
         }
         let (group, state) =
