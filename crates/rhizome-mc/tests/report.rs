@@ -28,6 +28,11 @@ const ALL: [Strategy; 4] = [
 fn per_level_records_follow_the_explicit_search() {
     let n = 6;
     let (per_level, _) = philosophers::explicit_levels(n);
+    let (total, levels, _) = philosophers::explicit(n);
+    assert_eq!(
+        (per_level.len(), per_level.last()),
+        (levels + 1, Some(&total))
+    );
     for strategy in ALL {
         let mut m = Manager::new(2);
         let model = builtin::build(&mut m, &format!("philosophers:{n}")).unwrap();
