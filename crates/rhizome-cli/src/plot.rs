@@ -59,7 +59,10 @@ pub fn run(args: PlotArgs) -> anyhow::Result<()> {
     for v in levels {
         let level = number(v, "level")?;
         states.push((level, number(v, "states")?));
-        visited.push((level, number(v, "visited_nodes")?));
+        // Counted with `reach --count-nodes` only (a walk of the set at every level).
+        if let Some(n) = v["visited_nodes"].as_f64() {
+            visited.push((level, n));
+        }
         if let Some(f) = v["frontier_nodes"].as_f64() {
             frontier.push((level, f));
         }
@@ -126,7 +129,7 @@ fn draw(title: &str, series: &[Series]) -> Result<String, Box<dyn std::error::Er
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.0e}"))
             .draw()?;
-        for s in series {
+        for s in series.iter().filter(|s| !s.points.is_empty()) {
             let points: Vec<(f64, f64)> = s.points.iter().copied().filter(|p| p.1 > 0.0).collect();
             let color = s.color;
             chart

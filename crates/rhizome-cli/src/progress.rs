@@ -7,7 +7,8 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use num_bigint::BigUint;
-use rhizome_mc::reach::{LevelRecord, Strategy, Watch};
+use rhizome_bdd::Manager;
+use rhizome_mc::reach::{LevelRecord, Progress, Strategy, Watch};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -37,8 +38,8 @@ impl LevelLines {
         if self.states {
             parts.push(format!("{} states", r.states));
         }
-        if self.nodes {
-            parts.push(format!("{} nodes", r.visited_nodes));
+        if let (true, Some(n)) = (self.nodes, r.visited_nodes) {
+            parts.push(format!("{n} nodes"));
         }
         if self.table {
             parts.push(format!(
@@ -52,9 +53,16 @@ impl LevelLines {
     }
 }
 
+/// How often a terminal display counts the nodes of the visited set itself (a walk of
+/// the whole set: not after every level of a fast run).
+const COUNT_NODES_EVERY: Duration = Duration::from_millis(500);
+
 /// What the display thread shows between levels.
 struct Shared {
     last: Option<LevelRecord>,
+    /// Nodes of the visited set at some level: (level, nodes), and when counted.
+    visited_nodes: Option<(usize, usize)>,
+    counted_at: Instant,
     /// When plain output last wrote a line.
     last_plain: Instant,
 }
@@ -89,6 +97,8 @@ impl Display {
         let plain = show && !terminal;
         let shared = Arc::new(Mutex::new(Shared {
             last: None,
+            visited_nodes: None,
+            counted_at: Instant::now() - COUNT_NODES_EVERY,
             last_plain: Instant::now(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
@@ -103,12 +113,10 @@ impl Display {
                     let mut s = lock(&shared);
                     let secs = start.elapsed().as_secs_f64();
                     match &bar {
-                        Some(b) => {
-                            b.set_message(live_line(strategy, &watch, s.last.as_ref(), secs))
-                        }
+                        Some(b) => b.set_message(live_line(strategy, &watch, &s, secs)),
                         None if s.last_plain.elapsed() >= PLAIN_EVERY => {
                             s.last_plain = Instant::now();
-                            let line = live_line(strategy, &watch, s.last.as_ref(), secs);
+                            let line = live_line(strategy, &watch, &s, secs);
                             let _ = writeln!(std::io::stderr(), "{line}");
                         }
                         None => {}
@@ -128,13 +136,29 @@ impl Display {
 
     /// Shows a finished level (level 0, the initial states, gets no line: `bddmc`
     /// counts from the first image).
-    pub fn level(&self, r: &LevelRecord) {
+    pub fn level(&self, m: &Manager, p: &Progress<'_>) {
+        let r = p.record;
         if r.level > 0 && self.lines.any() {
             self.stdout_line(&self.lines.line(r));
         }
         let mut s = lock(&self.shared);
+        let nodes = match r.visited_nodes {
+            Some(n) => Some(n),
+            // Plain lines are one per level, each complete; a terminal line is redrawn,
+            // and its node count may be a little older than its level.
+            None if self.plain
+                || (self.bar.is_some() && s.counted_at.elapsed() >= COUNT_NODES_EVERY) =>
+            {
+                s.counted_at = Instant::now();
+                Some(m.node_count(p.visited))
+            }
+            None => None,
+        };
+        if let Some(n) = nodes {
+            s.visited_nodes = Some((r.level, n));
+        }
         if self.plain && r.level > 0 {
-            let _ = writeln!(std::io::stderr(), "{}", plain_line(r));
+            let _ = writeln!(std::io::stderr(), "{}", plain_line(r, nodes.unwrap_or(0)));
             s.last_plain = Instant::now();
         }
         s.last = Some(r.clone());
@@ -182,15 +206,14 @@ pub fn short_count(n: &BigUint) -> String {
 }
 
 /// The plain line of one level: every field exact.
-pub fn plain_line(r: &LevelRecord) -> String {
+pub fn plain_line(r: &LevelRecord, visited_nodes: usize) -> String {
     let frontier = r
         .frontier_nodes
         .map_or(String::new(), |f| format!(", frontier {f} nodes"));
     format!(
-        "level {}: states {}, visited {} nodes{frontier}, table {} of {} ({:.1}%), {} collections, {:.3} s, RSS {}",
+        "level {}: states {}, visited {visited_nodes} nodes{frontier}, table {} of {} ({:.1}%), {} collections, {:.3} s, RSS {}",
         r.level,
         r.states,
-        r.visited_nodes,
         r.table_used,
         r.table_size,
         percent(r.table_used, r.table_size),
@@ -201,7 +224,7 @@ pub fn plain_line(r: &LevelRecord) -> String {
 }
 
 /// The live line: the step under way, the last level's figures, time and memory.
-fn live_line(strategy: Strategy, watch: &Watch, last: Option<&LevelRecord>, secs: f64) -> String {
+fn live_line(strategy: Strategy, watch: &Watch, s: &Shared, secs: f64) -> String {
     let step = if strategy == Strategy::Sat {
         format!(
             "sat: saturating group {} of {}, {} fixpoint rounds",
@@ -212,12 +235,16 @@ fn live_line(strategy: Strategy, watch: &Watch, last: Option<&LevelRecord>, secs
     } else {
         format!("level {}", watch.level.load(Ordering::Relaxed))
     };
-    let figures = last.map_or(String::new(), |r| {
+    let figures = s.last.as_ref().map_or(String::new(), |r| {
+        let nodes = match s.visited_nodes {
+            Some((l, n)) if l == r.level => format!(", visited {n} nodes"),
+            Some((l, n)) => format!(", visited {n} nodes at level {l}"),
+            None => String::new(),
+        };
         format!(
-            " | after level {}: states {}, visited {} nodes | table {:.1}% of {} | {} GCs",
+            " | after level {}: states {}{nodes} | table {:.1}% of {} | {} GCs",
             r.level,
             short_count(&r.states),
-            r.visited_nodes,
             percent(r.table_used, r.table_size),
             r.table_size,
             r.collections

@@ -257,7 +257,9 @@ fn explore(
         count_nodes: args.count_nodes,
         watch: Some(watch),
     };
-    let outcome = reach(m, model, args.strategy, &opts, &mut |_, r| display.level(r));
+    let outcome = reach(m, model, args.strategy, &opts, &mut |m, p| {
+        display.level(m, p)
+    });
     display.finish();
     let peak = peak_rss_bytes();
     let report = match outcome {

@@ -816,6 +816,7 @@ fn plot_draws_a_point_per_level() {
         "philosophers:12",
         "-s",
         "bfs",
+        "--count-nodes",
         "--json",
         s(&f),
     ])

@@ -41,8 +41,15 @@ fn per_level_records_follow_the_explicit_search() {
             &mut m,
             &model,
             strategy,
-            &ReachOptions::default(),
-            &mut |_, rec| seen.push(rec.clone()),
+            &ReachOptions {
+                count_nodes: strategy != Strategy::Par,
+                ..Default::default()
+            },
+            &mut |m, p| {
+                // The visited set handed to the callback is the record's.
+                assert_eq!(m.satcount(p.visited, &model.state_vars), p.record.states);
+                seen.push(p.record.clone())
+            },
         )
         .unwrap();
         assert!(r.complete);
@@ -64,7 +71,11 @@ fn per_level_records_follow_the_explicit_search() {
                 assert_eq!(r.levels, Some(per_level.len() - 1));
                 let last = r.per_level.last().unwrap();
                 assert_eq!(last.frontier_nodes, Some(0), "the last level finds nothing");
-                assert_eq!(last.visited_nodes, r.nodes);
+                if strategy == Strategy::Par {
+                    assert!(r.per_level.iter().all(|l| l.visited_nodes.is_none()));
+                } else {
+                    assert_eq!(last.visited_nodes, Some(r.nodes));
+                }
                 assert!(r.per_level.iter().all(|l| l.table_used <= l.table_size));
             }
             Strategy::Chaining => {
