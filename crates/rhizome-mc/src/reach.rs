@@ -179,12 +179,12 @@ pub struct ReachReport {
 
 /// An exploration that stopped before its end, with what it had found.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{error} (after level {level})")]
+#[error("{error} at level {level}")]
 pub struct Incomplete {
     /// Why it stopped.
     pub error: BddError,
     /// The level being computed when it stopped (0: before the first image, or in
-    /// saturation).
+    /// saturation; the last level when deadlock detection stopped it).
     pub level: usize,
     /// The states and levels so far, `complete` false.
     pub partial: Box<ReachReport>,
@@ -397,6 +397,12 @@ pub fn reach(
         }
         Strategy::Sat => saturate(m, model, &mut run),
     };
+    // A level that failed found nothing that counts; deadlock detection failing after a
+    // complete exploration leaves every level done.
+    let levels_done = match explored {
+        Ok(()) => run.levels,
+        Err(_) => run.levels.saturating_sub(1),
+    };
     let deadlocks = match explored {
         Ok(()) if opts.deadlocks => find_deadlocks(m, model, run.visited.0, opts.trace).map(Some),
         Ok(()) => Ok(None),
@@ -408,7 +414,7 @@ pub fn reach(
     let report = ReachReport {
         strategy,
         states: m.satcount(reachable, &model.state_vars),
-        levels: (strategy != Strategy::Sat).then_some(run.levels),
+        levels: (strategy != Strategy::Sat).then_some(levels_done),
         nodes: m.node_count(reachable),
         level_nodes: run.level_nodes,
         per_level: run.per_level,
@@ -419,18 +425,11 @@ pub fn reach(
     };
     match deadlocks {
         Ok(_) => Ok(report),
-        Err(error) => {
-            let mut partial = report;
-            // The level in progress found nothing that counts.
-            if let Some(l) = partial.levels.as_mut() {
-                *l = l.saturating_sub(1);
-            }
-            Err(Incomplete {
-                error,
-                level: run.levels,
-                partial: Box::new(partial),
-            })
-        }
+        Err(error) => Err(Incomplete {
+            error,
+            level: run.levels,
+            partial: Box::new(report),
+        }),
     }
 }
 
