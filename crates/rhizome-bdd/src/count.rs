@@ -270,3 +270,39 @@ impl Hasher for IndexHasher {
         self.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Bdd, Manager};
+    use num_bigint::BigUint;
+
+    #[test]
+    fn machine_and_big_integer_counts_agree() {
+        // A function with complement edges at many levels, over 40 and over 127 variables
+        // (the largest machine-integer count), counted both ways.
+        let mut m = Manager::new(1);
+        for n in [40u32, 127] {
+            let vars: Vec<u32> = (0..n).collect();
+            let mut f = Bdd::FALSE;
+            for i in (0..n).step_by(3) {
+                let x = m.ithvar(i);
+                let y = m.ithvar((i * 7 + 1) % n);
+                let t = m.xor(x, y).unwrap();
+                m.protect(t);
+                let g = m.or(f, t).unwrap();
+                m.unprotect(t);
+                m.unprotect(f);
+                m.protect(g);
+                f = m.and(g, !m.ithvar((i + 2) % n)).unwrap();
+                m.protect(f);
+                m.unprotect(g);
+            }
+            let (small, nodes) = m.count_in::<u128>(f, &vars);
+            let (big, big_nodes) = m.count_in::<BigUint>(f, &vars);
+            assert_eq!(BigUint::from(small), big, "n={n}");
+            assert_eq!(nodes, big_nodes);
+            assert_eq!(nodes, m.node_count(f));
+            assert!(big > BigUint::ZERO && big < BigUint::from(1u8) << n);
+        }
+    }
+}
