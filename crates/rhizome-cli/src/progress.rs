@@ -54,8 +54,10 @@ impl LevelLines {
 }
 
 /// How often a terminal display counts the nodes of the visited set itself (a walk of
-/// the whole set: not after every level of a fast run).
+/// the whole set: not after every level of a fast run), at most; and never so often that
+/// more than a twentieth of the time goes to counting for the display.
 const COUNT_NODES_EVERY: Duration = Duration::from_millis(500);
+const COUNT_NODES_SHARE: u32 = 20;
 
 /// What the display thread shows between levels.
 struct Shared {
@@ -63,6 +65,8 @@ struct Shared {
     /// Nodes of the visited set at some level: (level, nodes), and when counted.
     visited_nodes: Option<(usize, usize)>,
     counted_at: Instant,
+    /// How long the last count took.
+    count_took: Duration,
     /// When plain output last wrote a line.
     last_plain: Instant,
 }
@@ -99,6 +103,7 @@ impl Display {
             last: None,
             visited_nodes: None,
             counted_at: Instant::now() - COUNT_NODES_EVERY,
+            count_took: Duration::ZERO,
             last_plain: Instant::now(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
@@ -146,11 +151,11 @@ impl Display {
             Some(n) => Some(n),
             // Plain lines are one per level, each complete; a terminal line is redrawn,
             // and its node count may be a little older than its level.
-            None if self.plain
-                || (self.bar.is_some() && s.counted_at.elapsed() >= COUNT_NODES_EVERY) =>
-            {
+            None if self.plain || (self.bar.is_some() && s.count_due()) => {
                 s.counted_at = Instant::now();
-                Some(m.node_count(p.visited))
+                let n = m.node_count(p.visited);
+                s.count_took = s.counted_at.elapsed();
+                Some(n)
             }
             None => None,
         };
@@ -184,6 +189,13 @@ impl Display {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+impl Shared {
+    /// Whether a terminal display may count the visited set's nodes again.
+    fn count_due(&self) -> bool {
+        self.counted_at.elapsed() >= COUNT_NODES_EVERY.max(self.count_took * COUNT_NODES_SHARE)
     }
 }
 
