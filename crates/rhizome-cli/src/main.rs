@@ -6,6 +6,8 @@ use std::process::ExitCode;
 mod bench;
 mod info;
 mod output;
+mod plot;
+mod progress;
 mod reach;
 
 const EXIT_CODES: &str = "\
@@ -90,6 +92,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// What this build and machine offer.
     Info(info::InfoArgs),
+    /// Draws the per-level record of a `reach --json` report as an SVG picture.
+    Plot(plot::PlotArgs),
     /// Print a shell completion script, e.g. `rhizome completions bash >
     /// ~/.local/share/bash-completion/completions/rhizome`.
     Completions(CompletionsArgs),
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         Command::Reach(args) => reach::run(*args),
         Command::Bench(args) => bench::run(args),
         Command::Info(args) => info::run(args),
+        Command::Plot(args) => plot::run(args),
         Command::Completions(args) => {
             clap_complete::generate(
                 args.shell,

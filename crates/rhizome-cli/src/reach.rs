@@ -2,19 +2,20 @@
 
 use crate::RuntimeOpts;
 use crate::output::{self, Replaceable, ReportToStdout};
+use crate::progress::{Display, LevelLines};
 use anyhow::{Context, bail};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use rhizome_bdd::{Config, Manager};
+use rhizome_bdd::{BddError, Config, Manager};
 use rhizome_mc::builtin;
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::{self, Format};
-use rhizome_mc::reach::{ReachOptions, Strategy, reach};
+use rhizome_mc::reach::{Incomplete, ReachOptions, ReachReport, Strategy, Watch, reach};
 use rhizome_mc::relations;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// The model a bare `rhizome reach` explores: small enough for seconds, big enough to be
 /// symbolic work (3,145,168,096,065,837,266,706,434 states, about 3 x 10^24).
@@ -36,9 +37,6 @@ pub struct ReachArgs {
     /// Count deadlock states and print one (bddmc's --deadlocks).
     #[arg(long, short = 'd')]
     deadlocks: bool,
-    /// Print the node count of the visited set after every level.
-    #[arg(long)]
-    count_nodes: bool,
     /// Merge all transition groups into one relation before exploring, as bddmc does: each
     /// group's relation is extended with x = x' on the state bits it leaves alone, and the
     /// results are joined. Same states, one (larger) image per step. Default: off.
@@ -72,9 +70,26 @@ pub struct ReachArgs {
     /// being read).
     #[arg(long)]
     force: bool,
-    /// Progress display on stderr: auto (on a terminal), always, never.
+    /// Progress display on stderr: auto (on a terminal), always, never. On a terminal one
+    /// line redrawn in place; to a file or pipe (always), one plain line per level, every
+    /// 5 s for saturation.
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
     progress: String,
+    // Per-level output and traces (Sylvan bddmc's --count-* flags). Level lines go to
+    // stdout with the report they belong to; progress and errors go to stderr.
+    /// Print the states visited after every level (on stdout, as bddmc does).
+    #[arg(long)]
+    count_states: bool,
+    /// Print the node count of the visited set after every level (on stdout).
+    #[arg(long)]
+    count_nodes: bool,
+    /// Print the node table's fill after every level (on stdout).
+    #[arg(long)]
+    count_table: bool,
+    /// With --deadlocks: print a shortest path from an initial state to the deadlock
+    /// example, one state vector a line with the transition group taken.
+    #[arg(long, requires = "deadlocks")]
+    trace: bool,
     #[command(flatten)]
     runtime: RuntimeOpts,
 }
@@ -224,7 +239,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn human_bytes(b: u64) -> String {
+pub(crate) fn human_bytes(b: u64) -> String {
     let mut v = b as f64;
     for unit in ["B", "KiB", "MiB", "GiB"] {
         if v < 1024.0 {
@@ -318,55 +333,86 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
         std::fs::write(out, bytes).with_context(|| format!("writing {}", out.display()))?;
     }
 
+    explore(
+        &args,
+        &mut m,
+        &model,
+        workers,
+        memory,
+        load_seconds,
+        &mut outputs,
+    )
+}
+
+/// Runs the exploration with its display, prints the summary and writes the report.
+fn explore(
+    args: &ReachArgs,
+    m: &mut Manager,
+    model: &Model,
+    workers: usize,
+    memory: usize,
+    load_seconds: f64,
+    outputs: &mut Outputs,
+) -> anyhow::Result<()> {
     let show = match args.progress.as_str() {
         "always" => true,
         "never" => false,
         _ => std::io::stderr().is_terminal(),
     };
-    let bar = if show {
-        let b = ProgressBar::new_spinner();
-        b.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
-        b.enable_steady_tick(Duration::from_millis(200));
-        Some(b)
-    } else {
-        None
+    let watch = Arc::new(Watch::default());
+    let lines = LevelLines {
+        states: args.count_states,
+        nodes: args.count_nodes,
+        table: args.count_table,
     };
+    let display = Display::new(
+        show,
+        std::io::stderr().is_terminal(),
+        args.strategy,
+        watch.clone(),
+        lines,
+    );
     let opts = ReachOptions {
         deadlocks: args.deadlocks,
+        trace: args.trace,
         count_nodes: args.count_nodes,
+        watch: Some(watch),
     };
-    let count_nodes = args.count_nodes;
-    let mut last_draw = Instant::now() - Duration::from_secs(1);
-    let state_vars = model.state_vars.clone();
-    let report = reach(&mut m, &model, args.strategy, &opts, &mut |m, p| {
-        if count_nodes {
-            let nodes = m.node_count(p.visited);
-            let line = format!("level {:>6}: {:>10} nodes", p.level, nodes);
-            match &bar {
-                Some(b) => b.println(line),
-                None => eprintln!("{line}"),
-            }
-        }
-        if let Some(b) = &bar
-            && last_draw.elapsed() > Duration::from_millis(100)
-        {
-            last_draw = Instant::now();
-            let states = m.satcount_approx(p.visited, &state_vars);
-            b.set_message(format!(
-                "level {}  states ≈ {:.4e}  table {:.0}% of {}  {:.1} s",
-                p.level,
-                states,
-                100.0 * p.table_used as f64 / p.table_size as f64,
-                p.table_size,
-                p.elapsed
-            ));
-        }
-    })
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let outcome = reach(m, model, args.strategy, &opts, &mut |m, p| {
+        display.level(m, p)
+    });
+    display.finish();
     let peak = peak_rss_bytes();
+    let report = match outcome {
+        Ok(report) => report,
+        Err(Incomplete {
+            error,
+            level,
+            partial,
+        }) => {
+            // What was found so far is kept: the report says it is incomplete.
+            if let Some(path) = &args.json {
+                write_json(
+                    path,
+                    args,
+                    m,
+                    model,
+                    &partial,
+                    workers,
+                    load_seconds,
+                    peak,
+                    outputs,
+                )?;
+            }
+            let BddError::OutOfNodes { live, capacity } = error;
+            bail!(
+                "out of BDD nodes at level {level}: {} live nodes fill the table of {} nodes (--memory {}); raise --memory",
+                short_nodes(live),
+                short_nodes(capacity),
+                size_text(memory)
+            );
+        }
+    };
 
     println!("model      {}", model.name);
     let substitute = if report.strategy == args.strategy {
@@ -394,6 +440,19 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
             Some(ex) => println!("deadlocks  {} (one: {:?})", d.count, ex),
             None => println!("deadlocks  0"),
         }
+        if let Some(trace) = &d.trace {
+            println!(
+                "trace      {} steps from an initial state to the deadlock above",
+                trace.len() - 1
+            );
+            for (i, step) in trace.iter().enumerate() {
+                let how = match step.group {
+                    None => "initial".to_string(),
+                    Some(g) => format!("group {g}"),
+                };
+                println!("  {i:>4}  {how:<10} {:?}", step.state);
+            }
+        }
     }
     println!(
         "time       {:.3} s (loading {:.3} s)",
@@ -403,35 +462,115 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
         println!("peak RSS   {}", human_bytes(p));
     }
     if let Some(path) = &args.json {
-        let stats = m.stats();
-        let mut obj = json!({
-            "model": model.name,
-            "strategy": report.strategy.name(),
-            "requested_strategy": args.strategy.name(),
-            "workers": workers,
-            "states": report.states.to_string(),
-            "levels": report.levels,
-            "nodes": report.nodes,
-            "seconds": report.seconds,
-            "load_seconds": load_seconds,
-            "peak_rss_bytes": peak,
-            "collections": stats.collections,
-            "table_size": stats.table_size,
-        });
-        if let Some(d) = &report.deadlocks {
-            obj["deadlocks"] = json!(d.count.to_string());
-            obj["deadlock_example"] = json!(d.example);
-        }
-        if count_nodes {
-            obj["level_nodes"] = json!(report.level_nodes);
-        }
-        let text = serde_json::to_string_pretty(&obj)? + "\n";
-        match &mut outputs.report_to_stdout {
-            Some(stdout) => stdout.write(&text)?,
-            None => {
-                std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
-            }
-        }
+        write_json(
+            path,
+            args,
+            m,
+            model,
+            &report,
+            workers,
+            load_seconds,
+            peak,
+            outputs,
+        )?;
     }
     Ok(())
+}
+
+/// The `--json` report: the summary's fields, the per-level series, the deadlocks and
+/// their trace, and whether the run completed.
+#[allow(clippy::too_many_arguments)]
+fn write_json(
+    path: &Path,
+    args: &ReachArgs,
+    m: &Manager,
+    model: &Model,
+    report: &ReachReport,
+    workers: usize,
+    load_seconds: f64,
+    peak: Option<u64>,
+    outputs: &mut Outputs,
+) -> anyhow::Result<()> {
+    let stats = m.stats();
+    let per_level: Vec<serde_json::Value> = report
+        .per_level
+        .iter()
+        .map(|r| {
+            json!({
+                "level": r.level,
+                "states": r.states.to_string(),
+                "visited_nodes": r.visited_nodes,
+                "frontier_nodes": r.frontier_nodes,
+                "table_used": r.table_used,
+                "table_size": r.table_size,
+                "collections": r.collections,
+                "seconds": r.seconds,
+            })
+        })
+        .collect();
+    let mut obj = json!({
+        "model": model.name,
+        "strategy": report.strategy.name(),
+        "requested_strategy": args.strategy.name(),
+        "workers": workers,
+        "complete": report.complete,
+        "states": report.states.to_string(),
+        "levels": report.levels,
+        "nodes": report.nodes,
+        "seconds": report.seconds,
+        "load_seconds": load_seconds,
+        "peak_rss_bytes": peak,
+        "collections": stats.collections,
+        "table_size": stats.table_size,
+        "per_level": per_level,
+    });
+    if let Some(d) = &report.deadlocks {
+        obj["deadlocks"] = json!(d.count.to_string());
+        obj["deadlock_example"] = json!(d.example);
+        if let Some(trace) = &d.trace {
+            obj["trace"] = trace
+                .iter()
+                .map(|s| json!({"group": s.group, "state": s.state}))
+                .collect();
+            obj["trace_seconds"] = json!(d.trace_seconds);
+        }
+    }
+    if args.count_nodes {
+        obj["level_nodes"] = json!(report.level_nodes);
+    }
+    let text = serde_json::to_string_pretty(&obj)? + "\n";
+    match &mut outputs.report_to_stdout {
+        Some(stdout) => stdout.write(&text),
+        None => std::fs::write(path, text).with_context(|| format!("writing {}", path.display())),
+    }
+}
+
+/// A node count in a line of text: `3.1M`, `420K`, `900`.
+fn short_nodes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.1}M", n as f64 / (1 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.0}K", n as f64 / (1 << 10) as f64),
+        n => n.to_string(),
+    }
+}
+
+/// A byte count as `--memory` takes it: `128M`, `1.5G`.
+fn size_text(bytes: usize) -> String {
+    let units = [
+        ("T", 1usize << 40),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("K", 1 << 10),
+    ];
+    for (unit, size) in units {
+        if bytes >= size {
+            let v = bytes as f64 / size as f64;
+            return if bytes.is_multiple_of(size) {
+                format!("{}{unit}", bytes / size)
+            } else {
+                format!("{v:.1}{unit}")
+            };
+        }
+    }
+    bytes.to_string()
 }

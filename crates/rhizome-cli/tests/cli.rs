@@ -456,18 +456,27 @@ fn json_report_agrees_with_the_summary() {
     assert_eq!(j["workers"], 2);
     assert_eq!(j["deadlocks"].as_str(), Some("1"));
     assert_eq!(j["deadlock_example"], serde_json::json!(vec![1; 128]));
-    // --count-nodes: one node count per image level on stderr, the last (empty) image's
+    // --count-nodes: one node count per image level on stdout, the last (empty) image's
     // being the final set's; the JSON lists the levels that found new states.
-    let per_level: Vec<u64> = o
-        .stderr
-        .lines()
-        .filter_map(|l| l.strip_prefix("level ")?.split(':').nth(1))
-        .map(|v| v.trim().trim_end_matches("nodes").trim().parse().unwrap())
+    let per_level: Vec<u64> = level_lines(&o.stdout)
+        .iter()
+        .map(|(_, fields)| count_in(fields, "nodes"))
         .collect();
     let levels = j["levels"].as_u64().expect("bfs has levels") as usize;
     assert_eq!(per_level.len(), levels, "{}", o.context());
     assert_eq!(j["level_nodes"], serde_json::json!(per_level[..levels - 1]));
     assert_eq!(per_level.last().copied(), j["nodes"].as_u64());
+    // The series has level 0 (the initial state) and every level after it.
+    assert_eq!(j["complete"], true);
+    let series = j["per_level"].as_array().expect("per_level");
+    assert_eq!(series.len(), levels + 1);
+    for (i, l) in series.iter().enumerate() {
+        assert_eq!(l["level"], i, "{l}");
+        if i > 0 {
+            assert_eq!(l["visited_nodes"].as_u64(), Some(per_level[i - 1]), "{l}");
+        }
+    }
+    assert_eq!(series[levels]["states"], j["states"]);
 
     // Saturation has no levels: null, and no deadlock keys without --deadlocks.
     let f = dir.path("sat.json");
@@ -486,6 +495,365 @@ fn json_report_agrees_with_the_summary() {
     assert!(
         j.get("deadlocks").is_none() && j.get("level_nodes").is_none(),
         "{j}"
+    );
+    assert_eq!(j["per_level"], serde_json::json!([]));
+    assert_eq!(j["complete"], true);
+}
+
+// ----- per-level output, progress, traces, plots -----
+
+/// The `level N: ...` lines of an output, as (N, the text after the colon).
+fn level_lines(text: &str) -> Vec<(usize, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let (n, rest) = l.strip_prefix("level ")?.split_once(':')?;
+            Some((n.parse().ok()?, rest.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The number before `what` in a level line's fields: `count_in("5 states, 49 nodes",
+/// "nodes")` is 49.
+fn count_in(fields: &str, what: &str) -> u64 {
+    fields
+        .split(", ")
+        .find_map(|f| f.strip_suffix(what)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no `N {what}` in {fields:?}"))
+}
+
+/// States after each level of `bddmc --count-states -s bfs` on ltsmin-2017/anderson.4.bdd
+/// (Sylvan 7b69b56, `bddmc --count-states --count-nodes --count-table -s bfs -w 1
+/// anderson.4.bdd`: its lines `Level N done, S states explored, ...`). It then prints
+/// `Final states: 5935 BDD nodes`, counting the leaf as a node (`mtbdd_nodecount`).
+const BDDMC_ANDERSON4_STATES: [u64; 81] = [
+    5, 21, 73, 197, 414, 694, 974, 1218, 1438, 1706, 2046, 2410, 2786, 3210, 3706, 4298, 4914,
+    5602, 6434, 7506, 8766, 10110, 11502, 12882, 14178, 15306, 16290, 17298, 18342, 19416, 20340,
+    21108, 21888, 22764, 23568, 24216, 24684, 25200, 25764, 26346, 26802, 27114, 27366, 27558,
+    27732, 27888, 28044, 28236, 28416, 28560, 28672, 28772, 28896, 29020, 29114, 29182, 29238,
+    29318, 29398, 29454, 29482, 29494, 29506, 29518, 29530, 29542, 29554, 29566, 29578, 29587,
+    29595, 29603, 29611, 29619, 29624, 29628, 29632, 29636, 29640, 29641, 29641,
+];
+const BDDMC_ANDERSON4_FINAL_NODES_WITH_LEAF: u64 = 5935;
+
+#[test]
+fn per_level_flags_print_what_bddmc_prints() {
+    let Some(dir) = models_dir() else { return };
+    let file = model(&dir, "ltsmin-2017/anderson.4.bdd");
+    for strategy in ["bfs", "par"] {
+        let o = rhizome(&[
+            "reach",
+            &file,
+            "-s",
+            strategy,
+            "--count-states",
+            "--count-nodes",
+            "--count-table",
+        ])
+        .success();
+        let lines = level_lines(&o.stdout);
+        let numbers: Vec<usize> = lines.iter().map(|l| l.0).collect();
+        assert_eq!(numbers, (1..=81).collect::<Vec<_>>(), "{}", o.context());
+        let states: Vec<u64> = lines.iter().map(|l| count_in(&l.1, "states")).collect();
+        assert_eq!(states, BDDMC_ANDERSON4_STATES, "{strategy}");
+        let last_nodes = count_in(&lines[80].1, "nodes");
+        assert_eq!(last_nodes + 1, BDDMC_ANDERSON4_FINAL_NODES_WITH_LEAF);
+        assert_eq!(o.field("nodes"), last_nodes.to_string());
+        for (_, fields) in &lines {
+            // `table 0.1% full (2146 of 4194304 nodes)`
+            let table = fields
+                .split(", ")
+                .find(|f| f.starts_with("table "))
+                .unwrap();
+            let (used, size) = table
+                .split_once('(')
+                .and_then(|(_, r)| r.strip_suffix(" nodes)"))
+                .and_then(|r| r.split_once(" of "))
+                .unwrap_or_else(|| panic!("{table}"));
+            let (used, size): (u64, u64) = (used.parse().unwrap(), size.parse().unwrap());
+            assert!(used > 0 && used <= size, "{table}");
+        }
+        // Level lines are results: on stdout, before the summary; stderr stays empty.
+        assert!(o.stderr.is_empty(), "{}", o.context());
+    }
+    // Each flag alone prints its field alone.
+    let o = rhizome(&["reach", &file, "-s", "bfs", "--count-states"]).success();
+    assert_eq!(level_lines(&o.stdout)[0].1, "5 states");
+}
+
+/// Runs the command with stderr sent to a file, as `rhizome ... 2>FILE` in a shell does,
+/// and returns the run and that file's bytes.
+fn rhizome_stderr_to_file(args: &[&str]) -> (Outcome, Vec<u8>) {
+    let tmp = TempDir::new("stderr");
+    let file = tmp.path("stderr.txt");
+    let mut cmd = Command::new("sh");
+    launch::clear_rhizome_env(&mut cmd);
+    cmd.arg("-c")
+        .arg("exec \"$0\" \"$@\" 2>\"$STDERR_FILE\"")
+        .arg(env!("CARGO_BIN_EXE_rhizome"))
+        .args(args)
+        .env("STDERR_FILE", &file);
+    let o = launch::run(
+        cmd,
+        &format!("rhizome {} 2>FILE", args.join(" ")),
+        HANG_LIMIT,
+    );
+    let bytes = std::fs::read(&file).expect("the stderr file");
+    (o, bytes)
+}
+
+#[test]
+fn progress_to_a_file_is_one_plain_line_per_level() {
+    let n = 7;
+    let (explicit_states, _) = philosophers::explicit_levels(n);
+    let spec = format!("philosophers:{n}");
+    for strategy in ["bfs", "chaining", "par"] {
+        let (o, bytes) = rhizome_stderr_to_file(&[
+            "reach",
+            "--builtin",
+            &spec,
+            "-s",
+            strategy,
+            "--progress",
+            "always",
+        ]);
+        let o = o.success();
+        assert!(
+            bytes
+                .iter()
+                .all(|&b| b == b'\n' || (b' '..0x7f).contains(&b)),
+            "control characters in the progress file: {:?}",
+            String::from_utf8_lossy(&bytes)
+        );
+        let text = String::from_utf8(bytes).unwrap();
+        let lines = level_lines(&text);
+        let levels: usize = o.field("levels").parse().unwrap();
+        assert_eq!(lines.len(), levels, "one line per level:\n{text}");
+        assert_eq!(text.lines().count(), levels, "nothing else:\n{text}");
+        for (i, (level, fields)) in lines.iter().enumerate() {
+            assert_eq!(*level, i + 1);
+            for part in ["visited ", "table ", "collections", " s", "RSS "] {
+                assert!(fields.contains(part), "no {part:?} in {fields:?}");
+            }
+            let states: usize = fields
+                .strip_prefix("states ")
+                .and_then(|r| r.split(',').next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no exact states in {fields:?}"));
+            if strategy == "chaining" {
+                assert!(states >= explicit_states[i + 1], "{fields}");
+            } else {
+                assert_eq!(states, explicit_states[i + 1], "{strategy}: {fields}");
+            }
+        }
+        assert_eq!(
+            lines.last().unwrap().1.split(',').next().unwrap(),
+            format!("states {}", o.field("states"))
+        );
+    }
+    // Saturation has no levels: nothing per level (a line every 5 s on long runs), and
+    // still no control characters; never by default off a terminal.
+    let (o, bytes) = rhizome_stderr_to_file(&[
+        "reach",
+        "--builtin",
+        &spec,
+        "-s",
+        "sat",
+        "--progress",
+        "always",
+    ]);
+    o.success();
+    assert!(
+        !bytes.contains(&0x1b),
+        "{:?}",
+        String::from_utf8_lossy(&bytes)
+    );
+    let (o, bytes) = rhizome_stderr_to_file(&["reach", "--builtin", &spec, "-s", "bfs"]);
+    o.success();
+    assert!(bytes.is_empty(), "{:?}", String::from_utf8_lossy(&bytes));
+}
+
+#[test]
+fn a_table_that_fills_mid_run_ends_with_one_line_and_a_partial_report() {
+    let tmp = TempDir::new("full");
+    let f = tmp.path("partial.json");
+    let o = rhizome(&[
+        "reach",
+        "--builtin",
+        "philosophers:64",
+        "-s",
+        "bfs",
+        "--workers",
+        "1",
+        "--memory",
+        "1M",
+        "--json",
+        s(&f),
+    ]);
+    let line = clean_error(
+        &o,
+        &[
+            "out of BDD nodes at level ",
+            "--memory 1M",
+            "raise --memory",
+        ],
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "no summary of a failed run\n{}",
+        o.context()
+    );
+    let j = read_json(&f);
+    assert_eq!(j["complete"], false, "{j}");
+    let series = j["per_level"].as_array().expect("per_level");
+    let levels = j["levels"].as_u64().expect("levels done") as usize;
+    assert!(levels >= 1, "{j}");
+    assert_eq!(series.len(), levels + 1);
+    assert_eq!(series[levels]["states"], j["states"]);
+    let states: u128 = j["states"].as_str().unwrap().parse().unwrap();
+    assert!(states < closed_form(64), "{j}");
+    // The error names the level that failed: the one after the last done.
+    assert!(
+        line.contains(&format!("at level {}:", levels + 1)),
+        "{line}"
+    );
+}
+
+/// Replays a printed trace of philosophers:N on the explicit model: starts from the
+/// initial state, each step is one philosopher's move, ends in the deadlock.
+#[test]
+fn deadlock_traces_are_printed_and_recorded() {
+    let tmp = TempDir::new("trace");
+    for strategy in ["bfs", "sat"] {
+        let f = tmp.path(&format!("trace-{strategy}.json"));
+        let o = rhizome(&[
+            "reach",
+            "--builtin",
+            "philosophers:4",
+            "-s",
+            strategy,
+            "--deadlocks",
+            "--trace",
+            "--json",
+            s(&f),
+        ])
+        .success();
+        assert!(o.field("trace").starts_with("4 steps"), "{}", o.context());
+        let j = read_json(&f);
+        let trace = j["trace"].as_array().expect("trace in the JSON");
+        assert_eq!(trace.len(), 5);
+        assert!(trace[0]["group"].is_null());
+        assert_eq!(trace[0]["state"], serde_json::json!(vec![0; 8]));
+        assert_eq!(trace[4]["state"], j["deadlock_example"]);
+        // Printed: one line per state, `  i  initial|group g  [..]`, as in the JSON.
+        let printed: Vec<&str> = o
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("trace"))
+            .skip(1)
+            .take(5)
+            .collect();
+        for (i, (line, step)) in printed.iter().zip(trace).enumerate() {
+            let how = match step["group"].as_u64() {
+                None => "initial".to_string(),
+                Some(g) => format!("group {g}"),
+            };
+            let state: Vec<String> = step["state"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.to_string())
+                .collect();
+            let want = format!("{i} {how} [{}]", state.join(", "));
+            assert_eq!(line.split_whitespace().collect::<Vec<_>>().join(" "), want);
+        }
+    }
+    // --trace needs --deadlocks: clap's usage error (exit 2) names it.
+    let o = rhizome(&["reach", "--trace"]);
+    no_panic(&o);
+    assert_eq!(o.code, Some(2), "{}", o.context());
+    assert!(
+        o.stderr.contains("--deadlocks") && o.stdout.is_empty(),
+        "{}",
+        o.context()
+    );
+}
+
+/// Whether `svg` is well-formed as far as its tags go: every element closed in order.
+fn balanced_tags(svg: &str) -> bool {
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find('<') {
+        let Some(end) = rest[i..].find('>') else {
+            return false;
+        };
+        let tag = &rest[i + 1..i + end];
+        rest = &rest[i + end + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') || tag.ends_with('/') {
+            continue;
+        }
+        match tag.strip_prefix('/') {
+            Some(name) => {
+                if open.pop() != Some(name.trim()) {
+                    return false;
+                }
+            }
+            None => open.push(tag.split_whitespace().next().unwrap_or("")),
+        }
+    }
+    open.is_empty()
+}
+
+#[test]
+fn plot_draws_a_point_per_level() {
+    let tmp = TempDir::new("plot");
+    let f = tmp.path("run.json");
+    rhizome(&[
+        "reach",
+        "--builtin",
+        "philosophers:12",
+        "-s",
+        "bfs",
+        "--count-nodes",
+        "--json",
+        s(&f),
+    ])
+    .success();
+    let svg_path = tmp.path("run.svg");
+    let o = rhizome(&["plot", s(&f), "-o", s(&svg_path)]).success();
+    assert!(
+        o.stdout.is_empty() && o.stderr.is_empty(),
+        "{}",
+        o.context()
+    );
+    let svg = std::fs::read_to_string(&svg_path).expect("the SVG");
+    assert!(svg.starts_with("<svg") && balanced_tags(&svg), "{svg}");
+    // Points: states and visited nodes at every level 0..=13, the frontier's at every
+    // level but the last (empty: no place on a log scale).
+    let levels = 13 + 1;
+    assert_eq!(svg.matches("<circle").count(), 3 * levels - 1, "{svg}");
+    for label in ["states", "nodes of the visited set", "level", "log scale"] {
+        assert!(svg.contains(label), "no {label:?}");
+    }
+    // A report without levels, or the report as the output: one line each.
+    let sat = tmp.path("sat.json");
+    rhizome(&[
+        "reach",
+        "-s",
+        "sat",
+        "--builtin",
+        "philosophers:4",
+        "--json",
+        s(&sat),
+    ])
+    .success();
+    clean_error(
+        &rhizome(&["plot", s(&sat), "-o", s(&svg_path)]),
+        &["saturation"],
+    );
+    clean_error(&rhizome(&["plot", s(&f), "-o", s(&f)]), &["overwrite"]);
+    clean_error(
+        &rhizome(&["plot", s(&tmp.path("none.json")), "-o", s(&svg_path)]),
+        &["cannot read"],
     );
 }
 

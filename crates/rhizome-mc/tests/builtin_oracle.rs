@@ -36,6 +36,7 @@ fn philosophers_match_explicit_search_for_all_strategies() {
                 let opts = ReachOptions {
                     deadlocks: true,
                     count_nodes: true,
+                    ..Default::default()
                 };
                 let r = reach(&mut m, &model, strategy, &opts, &mut |_, _| {}).unwrap();
                 assert_eq!(

@@ -8,6 +8,17 @@ use std::collections::HashSet;
 /// A state is `(s, f)` per philosopher: `s` = 0 thinking, 1 holding the left fork,
 /// 2 eating; `f` = fork `i` taken.
 pub fn explicit(n: usize) -> (usize, usize, usize) {
+    let (per_level, dead) = explicit_levels(n);
+    (
+        *per_level.last().expect("level 0"),
+        per_level.len() - 1,
+        dead,
+    )
+}
+
+/// States visited after each BFS level of `philosophers:n` (index 0: the initial state;
+/// the last level, which finds nothing new, included), and the deadlock states.
+pub fn explicit_levels(n: usize) -> (Vec<usize>, usize) {
     type State = Vec<(u8, u8)>;
     let succ = |st: &State| -> Vec<State> {
         let mut out = Vec::new();
@@ -37,9 +48,8 @@ pub fn explicit(n: usize) -> (usize, usize, usize) {
     let init: State = vec![(0, 0); n];
     let mut seen: HashSet<State> = HashSet::from([init.clone()]);
     let mut front = vec![init];
-    let (mut levels, mut dead) = (0, 0);
+    let (mut per_level, mut dead) = (vec![1], 0);
     loop {
-        levels += 1;
         let mut next = Vec::new();
         for st in &front {
             let ss = succ(st);
@@ -50,10 +60,11 @@ pub fn explicit(n: usize) -> (usize, usize, usize) {
                 }
             }
         }
+        per_level.push(seen.len());
         if next.is_empty() {
             break;
         }
         front = next;
     }
-    (seen.len(), levels, dead)
+    (per_level, dead)
 }
