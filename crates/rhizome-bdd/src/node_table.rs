@@ -305,7 +305,9 @@ impl NodeStore for SharedNodeTable {
             new_size *= 2;
         }
         self.size.store(new_size, Ordering::Relaxed);
-        for b in &mut self.buckets[..new_size] {
+        // Buckets beyond the old size were never used (the table never shrinks): they are
+        // still the zero pages of the allocation, and writing them would only fault them in.
+        for b in &mut self.buckets[..size] {
             *b.get_mut() = 0;
         }
         let mask = new_size - 1;
