@@ -262,6 +262,15 @@ impl NodeStore for SharedNodeTable {
         force_grow: bool,
     ) -> bool {
         let size = self.size();
+        // A spare slot holds a node that lost an insertion race: a copy of a node in the
+        // table, never published. It must not be kept below, or the table would hold the
+        // same node twice; it is free again like any unmarked slot.
+        for c in self.cursors.iter_mut() {
+            let spare = std::mem::take(&mut c.get_mut().spare) as usize;
+            if spare != 0 {
+                *self.used[spare / 64].get_mut() &= !(1 << (spare % 64));
+            }
+        }
         let mut stack: Vec<u64> = roots.map(|b| b.index()).collect();
         if let Some(first) = keep_since {
             // The regions handed out since the mark hold the partial results of an

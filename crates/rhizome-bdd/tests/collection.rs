@@ -78,6 +78,26 @@ fn reference(seeds: &[u64]) -> Vec<BigUint> {
     counts
 }
 
+/// No two nodes below `roots` are the same `(var, low, high)`: the unique table holds
+/// every node once, whatever collections kept or freed (a kept copy of a node that lost
+/// an insertion race would break this).
+fn assert_nodes_unique(m: &Manager, roots: &[Bdd]) {
+    let mut seen = std::collections::HashMap::new();
+    let mut stack: Vec<Bdd> = roots.to_vec();
+    while let Some(f) = stack.pop() {
+        if f.is_const() {
+            continue;
+        }
+        let index = f.index();
+        // The node itself, without the edge's complement pushed into it.
+        let (v, lo, hi) = m.node(Bdd::from_raw(index)).unwrap();
+        match seen.insert((v, lo, hi), index) {
+            Some(other) => assert_eq!(other, index, "node {v} stored twice"),
+            None => stack.extend([lo, hi]),
+        }
+    }
+}
+
 #[test]
 fn operations_that_fill_the_table_resume_and_give_the_reference_results() {
     let seeds: Vec<u64> = (1..=12).collect();
@@ -109,6 +129,7 @@ fn operations_that_fill_the_table_resume_and_give_the_reference_results() {
                     }
                 }
             }
+            assert_nodes_unique(&m, &kept);
             let st = m.stats();
             assert!(st.retries > 0, "no operation filled the table: {st:?}");
             assert!(st.collections >= st.retries, "{st:?}");
