@@ -36,12 +36,16 @@ pub struct Config {
     pub cache_ratio: f64,
     /// Grow the table at a collection when more than this fraction of it is live.
     pub grow_threshold: f64,
-    /// Double the table (and the cache) at every collection forced by a full table, until
-    /// `max_nodes`, as Sylvan's `sylvan_gc_aggressive_resize` does. The garbage between
-    /// collections is the working set of the operations (their results are found again
-    /// in the unique table and the cache); a table that holds little live data after
-    /// each collection can still be far too small for it.
-    pub grow_on_full: bool,
+    /// Double the table (and the cache) at every collection forced by a full table while
+    /// it has fewer slots than this, as Sylvan's `sylvan_gc_aggressive_resize` does (0:
+    /// never). The garbage between collections is the working set of the operations
+    /// (their results are found again in the unique table and the cache); a table that
+    /// holds little live data after each collection can still be far too small for it
+    /// (BFS on 120 philosophers: 45 collections at 4M slots, 2 when growing). Beyond this
+    /// size the table grows only when live data or a failing operation demands: larger
+    /// tables cost memory and locality (at.5.8 BFS grew to 64M slots, 3 GiB, and ran 20%
+    /// slower than at 16M).
+    pub grow_on_full_below: usize,
 }
 
 impl Default for Config {
@@ -55,7 +59,7 @@ impl Default for Config {
             max_nodes: 1 << 28,
             cache_ratio: 1.0,
             grow_threshold: 0.125,
-            grow_on_full: true,
+            grow_on_full_below: 1 << 24,
         }
     }
 }
@@ -254,7 +258,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
         // the operation runs again: its finished sub-results are cache hits, so it resumes
         // roughly where it stopped, without per-operation bookkeeping of live edges (as
         // Sylvan's reference stacks do) on the fast path. The collection grows the table
-        // (see `Config::grow_on_full`). A second failure at the same size means the
+        // (see `Config::grow_on_full_below`). A second failure at the same size means the
         // operation itself needs more room: grow regardless. So does a failure of an
         // operation that claimed most of the table itself. At the size limit, the
         // operation gets one more run from a table without its partial results (they may
@@ -277,7 +281,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             // after any collection: grow at once instead of running it twice.
             let heavy = 2 * self.store.claimed().saturating_sub(claimed_before) > self.store.size();
             let force = failures_at_this_size >= 2 || heavy;
-            let grow = force || self.config.grow_on_full;
+            let grow = force || self.store.size() < self.config.grow_on_full_below;
             if self.collect(inputs, Some(mark), grow) {
                 failures_at_this_size = 0;
             } else if force {

@@ -110,7 +110,7 @@ fn operations_that_fill_the_table_resume_and_give_the_reference_results() {
                 // Without growth at every collection the table grows only when live data
                 // or a failing operation demands it: many more collections mid-operation.
                 max_nodes: 1 << 20,
-                grow_on_full,
+                grow_on_full_below: if grow_on_full { usize::MAX } else { 0 },
                 ..Config::default()
             });
             let mut kept = Vec::new();
@@ -148,7 +148,7 @@ fn growth_at_every_collection_stops_at_the_limit() {
         workers: 2,
         initial_nodes: 1 << 10,
         max_nodes: 1 << 14,
-        grow_on_full: true,
+        grow_on_full_below: usize::MAX,
         ..Config::default()
     });
     let mut failed = 0;

@@ -29,7 +29,7 @@ fn small_manager(workers: usize, grow_on_full: bool) -> Manager {
         workers,
         initial_nodes: 1 << 10,
         max_nodes: 1 << 22,
-        grow_on_full,
+        grow_on_full_below: if grow_on_full { usize::MAX } else { 0 },
         ..Config::default()
     })
 }
