@@ -115,7 +115,13 @@ pub struct Manager<S: NodeStore = SharedNodeTable, C: OpCache = SharedOpCache> {
     config: Config,
     stats: Stats,
     next_op_id: std::sync::atomic::AtomicU64,
+    /// Collections since the table last grew.
+    collections_at_this_size: u32,
 }
+
+/// Collections at one table size (beyond `Config::grow_on_full_below`) after which a full
+/// table grows anyway.
+const THRASHING_COLLECTIONS: u32 = 4;
 
 impl Manager {
     /// A manager with `workers` threads and default sizes.
@@ -154,6 +160,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             config,
             stats,
             next_op_id: std::sync::atomic::AtomicU64::new(1),
+            collections_at_this_size: 0,
         }
     }
 
@@ -219,6 +226,11 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
         let store = &self.store;
         self.cache.collect(entries, &|i| store.is_live(i));
         self.stats.collections += 1;
+        self.collections_at_this_size = if grew {
+            0
+        } else {
+            self.collections_at_this_size + 1
+        };
         self.stats.table_size = self.store.size();
         self.stats.live_after_last_collection = self.store.used_count();
         grew
@@ -281,7 +293,11 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             // after any collection: grow at once instead of running it twice.
             let heavy = 2 * self.store.claimed().saturating_sub(claimed_before) > self.store.size();
             let force = failures_at_this_size >= 2 || heavy;
-            let grow = force || self.store.size() < self.config.grow_on_full_below;
+            // Beyond the aggressive range, a table that keeps filling up with garbage is
+            // too small for the working set all the same: grow after a few collections
+            // at one size.
+            let thrashing = self.collections_at_this_size >= THRASHING_COLLECTIONS;
+            let grow = force || thrashing || self.store.size() < self.config.grow_on_full_below;
             if self.collect(inputs, Some(mark), grow) {
                 failures_at_this_size = 0;
             } else if force {
