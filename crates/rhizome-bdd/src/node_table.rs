@@ -12,7 +12,8 @@
 //! Data slots are handed out in regions of 512 slots, one region at a time per worker, so
 //! allocation needs no shared atomic on the fast path. Garbage collection (between
 //! operations, nothing running) marks the live nodes in the `used` bitmap, clears the
-//! buckets and reinserts the live nodes; node indices never move, so no edge is rewritten.
+//! buckets and reinserts the live nodes; node indices never move, so no edge is rewritten
+//! (and an operation-cache entry whose nodes all survive stays valid).
 //! The table can grow at a collection, up to the capacity reserved at creation; memory is
 //! only touched as the table grows, so a small model costs little.
 
@@ -55,12 +56,21 @@ pub trait NodeStore: Sync + Send {
     fn claimed(&self) -> usize;
     /// The allocation slot for threads outside the pool; see `find_or_put`.
     fn with_outside_slot<R>(&self, f: impl FnOnce(usize) -> R) -> R;
-    /// Keeps the nodes reachable from `roots`, frees the rest; grows the table while more
-    /// than `grow_threshold` of it is live (or by at least one doubling when `force_grow`).
-    /// Returns whether the table grew. Requires that no operation is running.
+    /// Where allocation stands now: nodes allocated after this point are kept by a
+    /// [`collect`](NodeStore::collect) given the mark (it is invalidated by a collection).
+    fn alloc_mark(&self) -> usize;
+    /// Whether the node at `index` survived the last collection (0, the terminal, always
+    /// does; an index beyond the table never does). Meaningful right after `collect`.
+    fn is_live(&self, index: u64) -> bool;
+    /// Keeps the nodes reachable from `roots`, and from every node allocated since
+    /// `keep_since` (an [`alloc_mark`](NodeStore::alloc_mark) taken since the last
+    /// collection), frees the rest; grows the table while more than `grow_threshold` of
+    /// it is live (or by at least one doubling when `force_grow`). Returns whether the
+    /// table grew. Requires that no operation is running.
     fn collect(
         &mut self,
         roots: &mut dyn Iterator<Item = Bdd>,
+        keep_since: Option<usize>,
         grow_threshold: f64,
         force_grow: bool,
     ) -> bool;
@@ -233,19 +243,54 @@ impl NodeStore for SharedNodeTable {
         f(self.outside_slot())
     }
 
+    fn alloc_mark(&self) -> usize {
+        self.next_region
+            .load(Ordering::Relaxed)
+            .min(self.size() / REGION_SLOTS)
+    }
+
+    fn is_live(&self, index: u64) -> bool {
+        let i = index as usize;
+        i < self.size() && self.used[i / 64].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
+    }
+
     fn collect(
         &mut self,
         roots: &mut dyn Iterator<Item = Bdd>,
+        keep_since: Option<usize>,
         grow_threshold: f64,
         force_grow: bool,
     ) -> bool {
         let size = self.size();
+        // A spare slot holds a node that lost an insertion race: a copy of a node in the
+        // table, never published. It must not be kept below, or the table would hold the
+        // same node twice; it is free again like any unmarked slot.
+        for c in self.cursors.iter_mut() {
+            let spare = std::mem::take(&mut c.get_mut().spare) as usize;
+            if spare != 0 {
+                *self.used[spare / 64].get_mut() &= !(1 << (spare % 64));
+            }
+        }
+        let mut stack: Vec<u64> = roots.map(|b| b.index()).collect();
+        if let Some(first) = keep_since {
+            // The regions handed out since the mark hold the partial results of an
+            // operation that ran out of room: keeping them (and their cache entries) lets
+            // the operation resume instead of starting over. They may also hold nodes that
+            // were live at the last collection and died since; those stay one more round.
+            let end = self.alloc_mark();
+            for w in first.min(end) * REGION_WORDS..end * REGION_WORDS {
+                let mut bits = *self.used[w].get_mut();
+                while bits != 0 {
+                    stack.push((w * 64) as u64 + bits.trailing_zeros() as u64);
+                    bits &= bits - 1;
+                }
+            }
+        }
         for w in &self.used[..size / 64] {
             w.store(0, Ordering::Relaxed);
         }
         self.used[0].store(1, Ordering::Relaxed);
         let mut live = 0usize;
-        let mut stack: Vec<u64> = roots.map(|b| b.index()).collect();
         while let Some(i) = stack.pop() {
             if i == 0 {
                 continue;
@@ -269,7 +314,9 @@ impl NodeStore for SharedNodeTable {
             new_size *= 2;
         }
         self.size.store(new_size, Ordering::Relaxed);
-        for b in &mut self.buckets[..new_size] {
+        // Buckets beyond the old size were never used (the table never shrinks): they are
+        // still the zero pages of the allocation, and writing them would only fault them in.
+        for b in &mut self.buckets[..size] {
             *b.get_mut() = 0;
         }
         let mask = new_size - 1;

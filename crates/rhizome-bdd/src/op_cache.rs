@@ -8,7 +8,7 @@
 //! operation id in bits 40..62 of the first word (edges leave those bits free), so all
 //! operations share one table.
 
-use crate::edge::Bdd;
+use crate::edge::{Bdd, INDEX_MASK};
 use crate::zeroed::{Zeroed, zeroed};
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
@@ -18,9 +18,13 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 /// operations are monomorphised over it. The third key word must leave bits 40..62
 /// clear (edges and small integers do).
 pub trait OpCache: Sync + Send {
-    /// Forgets every entry and resizes to about `entries` entries (called at garbage
-    /// collection, when edges may be reused).
-    fn reset(&mut self, entries: usize);
+    /// Called at garbage collection, with no operation running: forgets every entry that
+    /// names a node `is_live` denies (its slot may be reused for another node), keeps the
+    /// others, and resizes to about `entries` entries (never fewer than now).
+    ///
+    /// Every key word and the result are checked as edges, whatever they mean to their
+    /// operation: an integer key that happens to name a dead node only costs the entry.
+    fn collect(&mut self, entries: usize, is_live: &dyn Fn(u64) -> bool);
     /// The cached result for `(k0, k1, k2)`, if present.
     fn get(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd>;
     /// Records a result; may silently drop it.
@@ -87,13 +91,42 @@ impl SharedOpCache {
 }
 
 impl OpCache for SharedOpCache {
-    fn reset(&mut self, entries: usize) {
-        // Whole entries are cleared: a zero lock word alone would let stale keys match.
-        let used = self.base..self.base + 4 * (self.mask + 1);
-        for w in self.words[used].iter_mut() {
-            *w.get_mut() = 0;
+    fn collect(&mut self, entries: usize, is_live: &dyn Fn(u64) -> bool) {
+        let old = self.mask + 1;
+        let n = entries
+            .max(1024)
+            .next_power_of_two()
+            .min(self.capacity)
+            .max(old);
+        let live = |w: u64| is_live(w & INDEX_MASK);
+        for p in 0..old {
+            let i = self.base + 4 * p;
+            let e = &mut self.words[i..i + 4];
+            let k0 = *e[0].get_mut();
+            if k0 == 0 {
+                continue; // empty: every key has an operation id in k0
+            }
+            let (k1, s, r) = (*e[1].get_mut(), *e[2].get_mut(), *e[3].get_mut());
+            let keep = live(k0) && live(k1) && live(s) && live(r);
+            let to = if keep {
+                hash(k0, k1, s & !STATUS) as usize & (n - 1)
+            } else {
+                p
+            };
+            // Whole entries are cleared: a zero lock word alone would let stale keys match.
+            for w in e.iter_mut() {
+                *w.get_mut() = 0;
+            }
+            if keep {
+                // Growing keeps an entry at its position modulo the old size, so distinct
+                // old entries land on distinct new positions, and positions beyond the old
+                // size were never used: nothing is overwritten.
+                let j = self.base + 4 * to;
+                for (w, v) in self.words[j..j + 4].iter_mut().zip([k0, k1, s, r]) {
+                    *w.get_mut() = v;
+                }
+            }
         }
-        let n = entries.max(1024).next_power_of_two().min(self.capacity);
         self.mask = n - 1;
     }
 

@@ -5,7 +5,7 @@
 //! two cofactor sub-problems forked with `join`, `make` of the result, a cache store.
 //! A full node table makes `make` return [`Bdd::INVALID`]; every operation passes it up
 //! at once (`is_full` is checked on entry too), and [`Manager::run`] collects, grows the
-//! table and retries.
+//! table and runs the operation again, which finds its finished sub-results in the cache.
 
 use crate::edge::Bdd;
 use crate::manager::Manager;
@@ -83,8 +83,9 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
     }
 
     /// Whether the operation is being abandoned because the node table filled up: the
-    /// results computed now are discarded and [`Manager::run`] starts over after a
-    /// collection. Long user-written operations should return early when it holds.
+    /// results computed now are discarded and [`Manager::run`] runs the operation again
+    /// after a collection (sub-results finished before, memoised in the cache, are found
+    /// again). Long user-written operations should return early when it holds.
     #[inline]
     pub fn aborted(&self) -> bool {
         self.full()

@@ -31,8 +31,9 @@ pub struct ReachArgs {
     /// alone is philosophers:64, also the default without a model file).
     #[arg(long, conflicts_with = "model", value_name = "SPEC")]
     builtin: Option<String>,
-    /// Exploration strategy: bfs, chaining, sat or par.
-    #[arg(long, short, default_value = "bfs", value_parser = parse_strategy)]
+    /// Exploration strategy: sat (the default, as in Sylvan's bddmc: saturation keeps
+    /// the intermediate BDDs small, often by orders of magnitude), bfs, chaining or par.
+    #[arg(long, short, default_value = "sat", value_parser = parse_strategy)]
     strategy: Strategy,
     /// Count deadlock states and print one (bddmc's --deadlocks).
     #[arg(long, short = 'd')]
