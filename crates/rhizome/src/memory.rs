@@ -29,8 +29,8 @@
 //! [`World::run`](crate::World::run) that ends the run with that message on every PE. The
 //! `try_*` forms return the [`TransportError`] instead.
 
-use crate::fail;
-use crate::transport::{AtomicOp, Backend, SegmentId, Transport, TransportError};
+use crate::error::ok;
+use crate::transport::{AtomicOp, Backend, Rma, SegmentId, Transport, TransportError};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -182,14 +182,6 @@ impl<T: Pod> GlobalArray<T> {
 #[derive(Clone)]
 pub struct Memory {
     pub(crate) t: Arc<Backend>,
-}
-
-#[inline]
-fn ok<R>(r: Result<R, TransportError>) -> R {
-    match r {
-        Ok(v) => v,
-        Err(e) => fail(e),
-    }
 }
 
 impl Memory {
