@@ -4,7 +4,8 @@ use super::record::Record;
 use crate::RuntimeOpts;
 use clap::Args;
 use rhizome::World;
-use rhizome::pool::{Pool, Worker};
+use rhizome::pool::Pool;
+use rhizome_kernels::fib::fib;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -19,14 +20,6 @@ pub struct FibArgs {
     json: Option<PathBuf>,
     #[command(flatten)]
     runtime: RuntimeOpts,
-}
-
-fn fib(w: &Worker, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
-    a + b
 }
 
 pub fn run(args: FibArgs) -> anyhow::Result<()> {
