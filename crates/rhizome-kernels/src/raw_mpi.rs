@@ -166,19 +166,12 @@ impl RawMpi {
     /// `iters` times: `MPI_Fetch_and_op(MPI_SUM, 1)` on the word of `target`, then flush.
     pub fn fetch_add(&self, target: usize, iters: u64) {
         let (one, mut result) = (1u64, 0u64);
+        let (t, at) = (target as c_int, WORD_AT as ffi::MPI_Aint);
         for _ in 0..iters {
+            let (src, dst) = ((&raw const one).cast(), (&raw mut result).cast());
             // SAFETY: locals outlive the flush; the word is in the window and aligned.
-            let rc = unsafe {
-                ffi::MPI_Fetch_and_op(
-                    (&raw const one).cast(),
-                    (&raw mut result).cast(),
-                    u64_type(),
-                    target as c_int,
-                    WORD_AT as ffi::MPI_Aint,
-                    op_sum(),
-                    self.win,
-                )
-            };
+            let rc =
+                unsafe { ffi::MPI_Fetch_and_op(src, dst, u64_type(), t, at, op_sum(), self.win) };
             check(rc, "MPI_Fetch_and_op");
             self.flush(target);
         }
@@ -201,33 +194,21 @@ impl RawMpi {
         }
         let mut v = 0u64;
         let other = if self.rank == 0 { peer } else { 0 } as c_int;
+        let (ty, comm) = (u64_type(), self.comm);
         let send = |v: &u64| {
+            let buf = (v as *const u64).cast();
             // SAFETY: `v` is a valid 8-byte buffer for the call's duration.
-            let rc = unsafe {
-                ffi::MPI_Send(
-                    (v as *const u64).cast(),
-                    1,
-                    u64_type(),
-                    other,
-                    TAG,
-                    self.comm,
-                )
-            };
-            check(rc, "MPI_Send");
+            check(
+                unsafe { ffi::MPI_Send(buf, 1, ty, other, TAG, comm) },
+                "MPI_Send",
+            );
         };
         let recv = |v: &mut u64| {
-            // SAFETY: `v` is a valid, writable 8-byte buffer for the call's duration.
-            let rc = unsafe {
-                ffi::MPI_Recv(
-                    (v as *mut u64).cast(),
-                    1,
-                    u64_type(),
-                    other,
-                    TAG,
-                    self.comm,
-                    ffi::RSMPI_STATUS_IGNORE,
-                )
-            };
+            let buf = (v as *mut u64).cast();
+            // SAFETY: `v` is a valid, writable 8-byte buffer for the call's duration;
+            // MPI_STATUS_IGNORE is a constant handle initialised by the binding.
+            let rc =
+                unsafe { ffi::MPI_Recv(buf, 1, ty, other, TAG, comm, ffi::RSMPI_STATUS_IGNORE) };
             check(rc, "MPI_Recv");
         };
         for _ in 0..iters {
@@ -357,17 +338,9 @@ impl RawMpi {
     pub fn allreduce(&self, iters: u64) {
         let mut out = 0u64;
         for i in 0..iters {
+            let (src, dst) = ((&raw const i).cast(), (&raw mut out).cast());
             // SAFETY: one-element local buffers.
-            let rc = unsafe {
-                ffi::MPI_Allreduce(
-                    (&raw const i).cast(),
-                    (&raw mut out).cast(),
-                    1,
-                    u64_type(),
-                    op_sum(),
-                    self.comm,
-                )
-            };
+            let rc = unsafe { ffi::MPI_Allreduce(src, dst, 1, u64_type(), op_sum(), self.comm) };
             check(rc, "MPI_Allreduce");
         }
         std::hint::black_box(out);

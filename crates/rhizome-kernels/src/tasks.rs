@@ -14,22 +14,81 @@ use std::time::Instant;
 /// A kernel of the tasks layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
-    /// Naive Fibonacci, N default 40, sequential below the cutoff (default 25).
+    /// Naive Fibonacci.
     Fib,
-    /// Solutions of the N-queens problem, N default 14, sequential from row `cutoff`
-    /// (default 4).
+    /// Solutions of the N-queens problem.
     Nqueens,
-    /// Unbalanced tree search on a sample tree (T1, T2, T3, T5, T1L, T2L, T3L).
+    /// Unbalanced tree search on a sample tree.
     Uts,
-    /// Job round trip: N times (default 20000) `async_on(other PE, job)` then `get`.
+    /// Job round trips between two PEs.
     Pingpong,
-    /// Quicksort of N doubles (default 100000), sequential below the cutoff (default 1000).
+    /// Quicksort of doubles.
     Qsort,
-    /// Dense N x N matrix product (default 768), jobs of `cutoff` rows (default 16).
+    /// Dense matrix product.
     Matmul,
-    /// Tiled LU of an N x N matrix (default 2000) in `cutoff` x `cutoff` tiles (default
-    /// 200); checks the residual.
+    /// Tiled LU factorisation.
     Lu,
+}
+
+impl Kernel {
+    /// Every kernel, in the order of the menu.
+    pub const ALL: [Kernel; 7] = [
+        Kernel::Fib,
+        Kernel::Nqueens,
+        Kernel::Uts,
+        Kernel::Pingpong,
+        Kernel::Qsort,
+        Kernel::Matmul,
+        Kernel::Lu,
+    ];
+
+    /// The kernel's name on a command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Fib => "fib",
+            Kernel::Nqueens => "nqueens",
+            Kernel::Uts => "uts",
+            Kernel::Pingpong => "pingpong",
+            Kernel::Qsort => "qsort",
+            Kernel::Matmul => "matmul",
+            Kernel::Lu => "lu",
+        }
+    }
+
+    /// What the kernel computes, with the meaning and default of its size N and cutoff.
+    pub fn about(self) -> &'static str {
+        match self {
+            Kernel::Fib => "Naive Fibonacci, N default 40, sequential below --cutoff (default 25)",
+            Kernel::Nqueens => {
+                "Solutions of the N-queens problem, N default 14, sequential from row --cutoff (default 4)"
+            }
+            Kernel::Uts => {
+                "Unbalanced tree search on the sample tree --tree (T1, T2, T3, T5, T1L, T2L, T3L)"
+            }
+            Kernel::Pingpong => {
+                "Job round trip: N times (default 20000) `async_on(other PE, job)` then `get`"
+            }
+            Kernel::Qsort => {
+                "Quicksort of N doubles (default 100000), sequential below --cutoff (default 1000)"
+            }
+            Kernel::Matmul => {
+                "Dense N x N matrix product (default 768), jobs of --cutoff rows (default 16)"
+            }
+            Kernel::Lu => {
+                "Tiled LU of an N x N matrix (default 2000) in --cutoff x --cutoff tiles (default 200); checks the residual. The time excludes the residual check"
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Kernel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Kernel, String> {
+        Kernel::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown kernel {s:?}"))
+    }
 }
 
 /// Registers the jobs of every kernel (collective, as [`Tasks::register`]).

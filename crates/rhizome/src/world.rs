@@ -59,14 +59,22 @@ impl World {
     }
 }
 
-fn env_count(name: &str) -> Result<Option<usize>, RunError> {
-    match std::env::var(name) {
-        Err(_) => Ok(None),
-        Ok(s) => match s.trim().parse::<usize>() {
-            Ok(n) if n > 0 => Ok(Some(n)),
-            _ => Err(RunError::Config(format!(
-                "{name}={s:?} is not a positive integer"
-            ))),
+/// A count of the builder (`set`), else of the environment variable `var`, else 1; 0
+/// is refused, naming `what` is counted.
+fn count(set: Option<usize>, var: &str, what: &str) -> Result<usize, RunError> {
+    match set {
+        Some(0) => Err(RunError::Config(format!(
+            "the number of {what} must be at least 1"
+        ))),
+        Some(n) => Ok(n),
+        None => match std::env::var(var) {
+            Err(_) => Ok(1),
+            Ok(s) => match s.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(RunError::Config(format!(
+                    "{var}={s:?} is not a positive integer"
+                ))),
+            },
         },
     }
 }
@@ -96,24 +104,8 @@ impl WorldBuilder {
     /// blocked in a barrier, collective or wait wake up) and the run returns
     /// [`RunError::Failed`] naming the first PE that failed and its panic message.
     pub fn run<R: Send>(self, f: impl Fn(&Ctx) -> R + Sync) -> Result<Vec<R>, RunError> {
-        let pes = match self.pes {
-            Some(0) => {
-                return Err(RunError::Config(
-                    "the number of PEs must be at least 1".into(),
-                ));
-            }
-            Some(n) => n,
-            None => env_count("RHIZOME_PES")?.unwrap_or(1),
-        };
-        let workers = match self.workers {
-            Some(0) => {
-                return Err(RunError::Config(
-                    "the number of workers must be at least 1".into(),
-                ));
-            }
-            Some(n) => n,
-            None => env_count("RHIZOME_WORKERS")?.unwrap_or(1),
-        };
+        let pes = count(self.pes, "RHIZOME_PES", "PEs")?;
+        let workers = count(self.workers, "RHIZOME_WORKERS", "workers")?;
         let agg = self
             .aggregation_bytes
             .unwrap_or(DEFAULT_AGGREGATION_BYTES)

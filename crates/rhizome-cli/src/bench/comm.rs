@@ -3,12 +3,10 @@
 //! started by `mpirun`), each operation is also measured with raw MPI in the same run:
 //! the record's `baseline`.
 
-use super::record::Record;
-use crate::RuntimeOpts;
+use super::record::{BenchOpts, Record};
 use clap::Args;
 use rhizome::World;
 use rhizome_kernels::comm::{Row, measure};
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CommArgs {
@@ -21,19 +19,14 @@ pub struct CommArgs {
     /// Messages per aggregated-rate measurement.
     #[arg(long, default_value_t = 20_000_000)]
     messages: u64,
-    /// Write JSON records to this file (an existing one only if it is an earlier report),
-    /// or to stdout with `-` (the table then goes to stderr). Default: none.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
     #[command(flatten)]
-    runtime: RuntimeOpts,
+    opts: BenchOpts,
 }
 
 pub fn run(args: CommArgs) -> anyhow::Result<()> {
-    args.runtime.check_bounds()?;
-    super::record::check_json(args.json.as_deref())?;
-    let pes = args.runtime.pes.unwrap_or(2);
-    let workers = args.runtime.workers.unwrap_or(1);
+    args.opts.check()?;
+    let pes = args.opts.runtime.pes.unwrap_or(2);
+    let workers = args.opts.runtime.workers.unwrap_or(1);
     let repeat = args.repeat.max(1);
     let iters = args.iters.max(1);
     let messages = args.messages.max(1);
@@ -63,5 +56,5 @@ pub fn run(args: CommArgs) -> anyhow::Result<()> {
             result: None,
         })
         .collect();
-    super::record::report(&records, args.json.as_deref())
+    super::record::report(&records, args.opts.json.as_deref())
 }

@@ -1,12 +1,10 @@
 //! `rhizome bench fib N`: the fork-join pool on naive parallel Fibonacci.
 
-use super::record::Record;
-use crate::RuntimeOpts;
+use super::record::{BenchOpts, Record};
 use clap::Args;
 use rhizome::World;
 use rhizome::pool::Pool;
 use rhizome_kernels::fib::fib;
-use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Args)]
@@ -14,18 +12,14 @@ pub struct FibArgs {
     /// Which Fibonacci number to compute.
     #[arg(default_value_t = 35)]
     n: u64,
-    /// Write JSON records to this file (an existing one only if it is an earlier report),
-    /// or to stdout with `-` (the table then goes to stderr). Default: none.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
     #[command(flatten)]
-    runtime: RuntimeOpts,
+    opts: BenchOpts,
 }
 
 pub fn run(args: FibArgs) -> anyhow::Result<()> {
-    args.runtime.check_bounds()?;
-    super::record::check_json(args.json.as_deref())?;
+    args.opts.check()?;
     let workers = args
+        .opts
         .runtime
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -63,5 +57,5 @@ pub fn run(args: FibArgs) -> anyhow::Result<()> {
         baseline_name: None,
         result: Some(value.to_string()),
     }];
-    super::record::report(&records, args.json.as_deref())
+    super::record::report(&records, args.opts.json.as_deref())
 }

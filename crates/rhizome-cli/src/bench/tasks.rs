@@ -2,34 +2,20 @@
 //! kernels of `rhizome_kernels::tasks`. Each kernel checks its result; the time is the
 //! median of `--repeat` runs, compared with the plain sequential code in the same process.
 
-use super::record::Record;
-use crate::RuntimeOpts;
+use super::record::{BenchOpts, Record};
 use anyhow::bail;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
 use rhizome::World;
 use rhizome::tasks::{Stats, StealPolicy, Tasks};
-use rhizome_kernels::tasks::{self as kernels, Instance};
-use std::path::PathBuf;
+use rhizome_kernels::tasks::{self as kernels, Instance, Kernel};
 use std::time::Instant;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Kernel {
-    /// Naive Fibonacci, N default 40, sequential below `--cutoff` (default 25).
-    Fib,
-    /// Solutions of the N-queens problem, N default 14, sequential from row `--cutoff`
-    /// (default 4).
-    Nqueens,
-    /// Unbalanced tree search on the sample tree `--tree` (T1, T2, T3, T5, T1L, T2L, T3L).
-    Uts,
-    /// Job round trip: N times (default 20000) `async_on(other PE, job)` then `get`.
-    Pingpong,
-    /// Quicksort of N doubles (default 100000), sequential below `--cutoff` (default 1000).
-    Qsort,
-    /// Dense N x N matrix product (default 768), jobs of `--cutoff` rows (default 16).
-    Matmul,
-    /// Tiled LU of an N x N matrix (default 2000) in `--cutoff` x `--cutoff` tiles
-    /// (default 200); checks the residual. The time excludes the residual check.
-    Lu,
+/// The kernels of `rhizome_kernels::tasks`, with their help lines, as values of the
+/// KERNEL argument.
+fn kernel_parser() -> impl TypedValueParser<Value = Kernel> {
+    PossibleValuesParser::new(Kernel::ALL.map(|k| PossibleValue::new(k.name()).help(k.about())))
+        .map(|s| s.parse().expect("clap passes only possible values"))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -41,7 +27,7 @@ enum StealArg {
 #[derive(Args)]
 pub struct TasksArgs {
     /// The kernel.
-    #[arg(value_enum)]
+    #[arg(value_parser = kernel_parser())]
     kernel: Kernel,
     /// Problem size (see the kernel).
     n: Option<u64>,
@@ -63,26 +49,8 @@ pub struct TasksArgs {
     /// Disable the initial work-sharing phase.
     #[arg(long)]
     no_sharing: bool,
-    /// Write JSON records to this file (an existing one only if it is an earlier report),
-    /// or to stdout with `-` (the table then goes to stderr). Default: none.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
     #[command(flatten)]
-    runtime: RuntimeOpts,
-}
-
-impl From<Kernel> for kernels::Kernel {
-    fn from(k: Kernel) -> Self {
-        match k {
-            Kernel::Fib => kernels::Kernel::Fib,
-            Kernel::Nqueens => kernels::Kernel::Nqueens,
-            Kernel::Uts => kernels::Kernel::Uts,
-            Kernel::Pingpong => kernels::Kernel::Pingpong,
-            Kernel::Qsort => kernels::Kernel::Qsort,
-            Kernel::Matmul => kernels::Kernel::Matmul,
-            Kernel::Lu => kernels::Kernel::Lu,
-        }
-    }
+    opts: BenchOpts,
 }
 
 // ----- driver -----
@@ -155,14 +123,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn run(args: TasksArgs) -> anyhow::Result<()> {
-    args.runtime.check_bounds()?;
-    super::record::check_json(args.json.as_deref())?;
-    let pes = args.runtime.pes.unwrap_or(1);
-    let workers = args.runtime.workers.unwrap_or(1);
+    args.opts.check()?;
+    let pes = args.opts.runtime.pes.unwrap_or(1);
+    let workers = args.opts.runtime.workers.unwrap_or(1);
     let repeat = args.repeat.max(1);
     let kernel = args.kernel;
-    let instance = Instance::new(kernel.into(), args.n, args.cutoff, &args.tree)
-        .map_err(anyhow::Error::msg)?;
+    let instance =
+        Instance::new(kernel, args.n, args.cutoff, &args.tree).map_err(anyhow::Error::msg)?;
     let label = instance.label().to_string();
     let expected = instance.expected();
 
@@ -342,5 +309,5 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
             None => "not checked",
         }
     );
-    super::record::report(&records, args.json.as_deref())
+    super::record::report(&records, args.opts.json.as_deref())
 }

@@ -7,7 +7,26 @@ use super::raw::{H, check, u64_type};
 use crate::backoff::Backoff;
 use crate::transport::{Collectives, ReduceOp, TransportError};
 use ::mpi::ffi;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
+
+/// What an allreduce of `values` passes to MPI: a copy of the input (MPI may not read and
+/// write one buffer), the count, and the MPI operation.
+fn reduce_args(
+    values: &[u64],
+    op: ReduceOp,
+) -> Result<(Vec<u64>, c_int, ffi::MPI_Op), TransportError> {
+    let count = c_int::try_from(values.len())
+        .map_err(|_| TransportError::Collective("allreduce of more than 2^31 values".into()))?;
+    // SAFETY: reading constant operation handles initialised by the binding.
+    let mop = unsafe {
+        match op {
+            ReduceOp::Sum => ffi::RSMPI_SUM,
+            ReduceOp::Min => ffi::RSMPI_MIN,
+            ReduceOp::Max => ffi::RSMPI_MAX,
+        }
+    };
+    Ok((values.to_vec(), count, mop))
+}
 
 impl MpiTransport {
     /// Waits for a non-blocking collective, releasing the lock between polls.
@@ -35,32 +54,15 @@ impl MpiTransport {
         values: &mut [u64],
         op: ReduceOp,
     ) -> Result<(), TransportError> {
-        let send = values.to_vec();
-        let count = c_int::try_from(values.len())
-            .map_err(|_| TransportError::Collective("allreduce of more than 2^31 values".into()))?;
+        let (send, count, mop) = reduce_args(values, op)?;
         let mut req: ffi::MPI_Request = ffi::MPI_Request(std::ptr::null_mut());
         {
             let _l = self.mpi();
-            // SAFETY: reading constant operation handles initialised by the binding.
-            let mop = unsafe {
-                match op {
-                    ReduceOp::Sum => ffi::RSMPI_SUM,
-                    ReduceOp::Min => ffi::RSMPI_MIN,
-                    ReduceOp::Max => ffi::RSMPI_MAX,
-                }
-            };
+            let (sbuf, rbuf) = (send.as_ptr().cast(), values.as_mut_ptr().cast());
             // SAFETY: `send` and `values` hold `count` u64s and outlive the request, which
             // `wait_request` completes before returning; the lock is held.
             let rc = unsafe {
-                ffi::MPI_Iallreduce(
-                    send.as_ptr() as *const c_void,
-                    values.as_mut_ptr() as *mut c_void,
-                    count,
-                    u64_type(),
-                    mop,
-                    self.comm.0,
-                    &mut req,
-                )
+                ffi::MPI_Iallreduce(sbuf, rbuf, count, u64_type(), mop, self.comm.0, &mut req)
             };
             check(rc, || "MPI_Iallreduce".into())?;
         }
@@ -73,29 +75,11 @@ impl MpiTransport {
         if !self.thread_multiple {
             return self.iallreduce(values, op);
         }
-        let send = values.to_vec();
-        let count = c_int::try_from(values.len())
-            .map_err(|_| TransportError::Collective("allreduce of more than 2^31 values".into()))?;
-        // SAFETY: reading constant operation handles initialised by the binding.
-        let mop = unsafe {
-            match op {
-                ReduceOp::Sum => ffi::RSMPI_SUM,
-                ReduceOp::Min => ffi::RSMPI_MIN,
-                ReduceOp::Max => ffi::RSMPI_MAX,
-            }
-        };
+        let (send, count, mop) = reduce_args(values, op)?;
+        let (sbuf, rbuf) = (send.as_ptr().cast(), values.as_mut_ptr().cast());
         // SAFETY: `send` and `values` hold `count` u64s; MPI is thread-safe, and collectives
         // on this communicator come from one thread at a time (the transport contract).
-        let rc = unsafe {
-            ffi::MPI_Allreduce(
-                send.as_ptr() as *const c_void,
-                values.as_mut_ptr() as *mut c_void,
-                count,
-                u64_type(),
-                mop,
-                self.comm.0,
-            )
-        };
+        let rc = unsafe { ffi::MPI_Allreduce(sbuf, rbuf, count, u64_type(), mop, self.comm.0) };
         check(rc, || "MPI_Allreduce".into())
     }
 }

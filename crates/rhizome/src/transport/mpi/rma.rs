@@ -30,19 +30,9 @@ unsafe fn issue_get(
     dst: *mut u8,
     len: usize,
 ) -> Result<(), TransportError> {
+    let (n, b, at) = (len as c_int, byte_type(), offset as ffi::MPI_Aint);
     // SAFETY: forwarded from the caller.
-    let rc = unsafe {
-        ffi::MPI_Get(
-            dst as *mut c_void,
-            len as c_int,
-            byte_type(),
-            pe as c_int,
-            offset as ffi::MPI_Aint,
-            len as c_int,
-            byte_type(),
-            seg.win.0,
-        )
-    };
+    let rc = unsafe { ffi::MPI_Get(dst.cast(), n, b, pe as c_int, at, n, b, seg.win.0) };
     check(rc, || format!("MPI_Get from PE {pe}"))
 }
 
@@ -57,19 +47,9 @@ unsafe fn issue_put(
     src: *const u8,
     len: usize,
 ) -> Result<(), TransportError> {
+    let (n, b, at) = (len as c_int, byte_type(), offset as ffi::MPI_Aint);
     // SAFETY: forwarded from the caller.
-    let rc = unsafe {
-        ffi::MPI_Put(
-            src as *const c_void,
-            len as c_int,
-            byte_type(),
-            pe as c_int,
-            offset as ffi::MPI_Aint,
-            len as c_int,
-            byte_type(),
-            seg.win.0,
-        )
-    };
+    let rc = unsafe { ffi::MPI_Put(src.cast(), n, b, pe as c_int, at, n, b, seg.win.0) };
     check(rc, || format!("MPI_Put to PE {pe}"))
 }
 
@@ -181,6 +161,33 @@ impl MpiTransport {
         check(rc, || format!("atomic {op:?} on PE {pe}"))
     }
 
+    /// The path of every get and put: bounds check, nothing for an empty range, `issue`
+    /// under the RMA lock, then completion at once (`blocking`) or a mark for `quiet`.
+    #[inline]
+    fn transfer(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        len: usize,
+        blocking: bool,
+        issue: impl FnOnce(&Segment) -> Result<(), TransportError>,
+    ) -> Result<(), TransportError> {
+        let seg = self.locate(pe, segment, offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let _l = self.rma_lock();
+        issue(seg)?;
+        if blocking {
+            flush(seg, pe)
+        } else {
+            // Marked after issuing: a `quiet` that finds the mark flushes after the issue.
+            seg.pending.store(true, Ordering::Release);
+            Ok(())
+        }
+    }
+
     /// Flushes every window with outstanding non-blocking operations. Lock held, so a
     /// `quiet` that finds a mark already cleared by another thread's `quiet` waits until
     /// that thread's flush has completed.
@@ -286,15 +293,12 @@ impl Rma for MpiTransport {
         offset: usize,
         dst: &mut [u8],
     ) -> Result<(), TransportError> {
-        let seg = self.locate(pe, segment, offset, dst.len())?;
-        if dst.is_empty() {
-            return Ok(());
-        }
-        let _l = self.rma_lock();
-        // SAFETY: `dst` is valid for its length and borrowed until the flush below
-        // completes the get; the range was checked by `locate`; lock held.
-        unsafe { issue_get(seg, pe, offset, dst.as_mut_ptr(), dst.len())? };
-        flush(seg, pe)
+        let (ptr, len) = (dst.as_mut_ptr(), dst.len());
+        // SAFETY: `dst` is valid for its length and borrowed until `transfer` has flushed
+        // the get; the range was checked by `locate`; lock held or MPI thread-safe.
+        self.transfer(pe, segment, offset, len, true, |seg| unsafe {
+            issue_get(seg, pe, offset, ptr, len)
+        })
     }
 
     #[inline]
@@ -305,15 +309,11 @@ impl Rma for MpiTransport {
         offset: usize,
         src: &[u8],
     ) -> Result<(), TransportError> {
-        let seg = self.locate(pe, segment, offset, src.len())?;
-        if src.is_empty() {
-            return Ok(());
-        }
-        let _l = self.rma_lock();
-        // SAFETY: `src` is valid for its length until the flush completes the put; range
-        // checked by `locate`; lock held.
-        unsafe { issue_put(seg, pe, offset, src.as_ptr(), src.len())? };
-        flush(seg, pe)
+        // SAFETY: `src` is valid for its length until `transfer` has flushed the put;
+        // range checked by `locate`; lock held or MPI thread-safe.
+        self.transfer(pe, segment, offset, src.len(), true, |seg| unsafe {
+            issue_put(seg, pe, offset, src.as_ptr(), src.len())
+        })
     }
 
     #[inline]
@@ -325,17 +325,12 @@ impl Rma for MpiTransport {
         dst: *mut u8,
         len: usize,
     ) -> Result<(), TransportError> {
-        let seg = self.locate(pe, segment, offset, len)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let _l = self.rma_lock();
         // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
-        // this window (marked pending below); range checked; lock held or MPI thread-safe.
-        unsafe { issue_get(seg, pe, offset, dst, len)? };
-        // Marked after issuing: a `quiet` that finds the mark flushes after the issue.
-        seg.pending.store(true, Ordering::Release);
-        Ok(())
+        // this window (`transfer` marks it pending); range checked; lock held or MPI
+        // thread-safe.
+        self.transfer(pe, segment, offset, len, false, |seg| unsafe {
+            issue_get(seg, pe, offset, dst, len)
+        })
     }
 
     #[inline]
@@ -347,16 +342,10 @@ impl Rma for MpiTransport {
         src: *const u8,
         len: usize,
     ) -> Result<(), TransportError> {
-        let seg = self.locate(pe, segment, offset, len)?;
-        if len == 0 {
-            return Ok(());
-        }
-        let _l = self.rma_lock();
-        // SAFETY: the caller keeps `src` valid and unchanged until `quiet`, which flushes
-        // this window (marked pending below); range checked; lock held or MPI thread-safe.
-        unsafe { issue_put(seg, pe, offset, src, len)? };
-        seg.pending.store(true, Ordering::Release);
-        Ok(())
+        // SAFETY: as in `get_nbi`, with `src` unchanged until `quiet`.
+        self.transfer(pe, segment, offset, len, false, |seg| unsafe {
+            issue_put(seg, pe, offset, src, len)
+        })
     }
 
     #[inline]
