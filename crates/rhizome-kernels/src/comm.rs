@@ -3,7 +3,7 @@
 //!
 //! PE 0 drives, PE 1 is the target (with one PE, the target is PE 0 itself). Each figure
 //! is the median of `repeat` runs. On the `mpi` transport (with the cargo feature `mpi`),
-//! each operation is also measured with raw MPI ([`crate::raw_mpi`]) in the same run,
+//! each operation is also measured with raw MPI (`raw_mpi`) in the same run,
 //! interleaved with the runtime's runs so that both see the same machine load.
 
 use rhizome::rng::XorShift64;

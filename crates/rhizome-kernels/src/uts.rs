@@ -187,7 +187,7 @@ const SPLIT_EVERY: u32 = 1024;
 
 /// UTS on the tasks layer: counts the nodes of the subtrees below `nodes`, expanding them
 /// depth first and giving the older (shallower) half of its stack away as a new job every
-/// [`SPLIT_EVERY`] nodes.
+/// 1024 nodes.
 #[derive(Serialize, Deserialize)]
 pub struct Uts {
     /// The tree.

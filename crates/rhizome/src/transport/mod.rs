@@ -1,36 +1,40 @@
 //! The transport: the narrow interface between the runtime and a communication library.
 //!
-//! Everything the runtime needs from the machine is in [`Transport`]: who am I, collective
-//! allocation of symmetric segments, one-sided byte transfers and 64-bit atomics at
-//! `(pe, segment, offset)`, delivery of byte buffers (aggregated batches of active
-//! messages), a barrier, a small `u64` allreduce, and a way to abort the whole run. Only
-//! bytes and plain integers cross it: no closures, no remote pointers, so it maps onto
-//! MPI-3 RMA windows plus two-sided messages, OpenSHMEM, or libfabric.
+//! Everything the runtime needs from the machine is in [`Transport`] and its three
+//! parts, one trait per concern: [`Transport`] itself (who am I, and a way to abort the
+//! whole run), [`Rma`] (collective allocation of symmetric segments, one-sided byte
+//! transfers and 64-bit atomics at `(pe, segment, offset)`), [`Messages`] (delivery of
+//! byte buffers: aggregated batches of active messages) and [`Collectives`] (a barrier
+//! and a small `u64` allreduce). Only bytes and plain integers cross it: no closures, no
+//! remote pointers, so it maps onto MPI-3 RMA windows plus two-sided messages,
+//! OpenSHMEM, or libfabric.
 //!
-//! Implementations:
+//! Implementations, each a folder with a file per concern:
 //! - [`local::LocalTransport`]: every PE in this process, one handle per PE (the default).
 //! - `mpi::MpiTransport` (cargo feature `mpi`): one PE per MPI rank. It must provide
 //!   `MpiTransport::init() -> Result<MpiTransport, TransportError>`.
 //!
 //! The runtime above is generic code over [`Backend`], an enum of the implementations, so
-//! no trait object sits on a hot path.
+//! no trait object sits on a hot path. No public item hands the backend to programs:
+//! tools that need the communication library itself (the raw-MPI baselines of the
+//! benchmarks) open their own communicator on it.
 //!
 //! # Contract common to all implementations
 //! - A transport handle belongs to one PE and may be used from several threads of that PE
 //!   at once (`Sync`).
-//! - Collective calls ([`Transport::alloc_segment`], [`Transport::barrier`],
-//!   [`Transport::allreduce_u64`]) are made by every PE, in the same order, from one thread
+//! - Collective calls ([`Rma::alloc_segment`], [`Collectives::barrier`],
+//!   [`Collectives::allreduce_u64`]) are made by every PE, in the same order, from one thread
 //!   per PE at a time.
 //! - Blocking `get`/`put`/`atomic` are complete when they return: a `put` is visible to
 //!   every later operation of any PE on those bytes; `get` and `atomic` return the value.
-//! - The `*_nbi` forms are complete after the next [`Transport::quiet`] of the same PE; the
+//! - The `*_nbi` forms are complete after the next [`Rma::quiet`] of the same PE; the
 //!   buffers they name must stay valid and untouched until then.
 //! - Atomics are atomic with respect to other atomics on the same 8-byte-aligned word, not
 //!   with respect to `put`/`get` on it (mixing them on one word at the same time is a race).
 //! - `barrier` implies `quiet` on every PE: everything done by any PE before the barrier is
 //!   visible to everything done by any PE after it.
-//! - A buffer sent with [`Transport::send`] is received whole, exactly once, by the target's
-//!   [`Transport::try_recv`]; buffers from one source to one target arrive in order.
+//! - A buffer sent with [`Messages::send`] is received whole, exactly once, by the target's
+//!   [`Messages::try_recv`]; buffers from one source to one target arrive in order.
 //! - After [`Transport::abort`] on any PE, every blocking call on every PE returns
 //!   [`TransportError::Aborted`] (MPI may instead end the processes with `MPI_Abort`).
 
@@ -112,7 +116,7 @@ pub enum AtomicOp {
     },
 }
 
-/// Element-wise reduction of [`Transport::allreduce_u64`].
+/// Element-wise reduction of [`Collectives::allreduce_u64`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReduceOp {
     /// Wrapping sum.

@@ -5,14 +5,14 @@
 //!   opened once for passive-target access with `MPI_Win_lock_all`. `get`/`put` are
 //!   `MPI_Get`/`MPI_Put`, atomics are `MPI_Fetch_and_op` (sum, replace, no-op) and
 //!   `MPI_Compare_and_swap` on `MPI_UINT64_T`. Blocking forms end with `MPI_Win_flush` of
-//!   the target; the `*_nbi` forms mark their window and [`Transport::quiet`] flushes the
+//!   the target; the `*_nbi` forms mark their window and [`Rma::quiet`](super::Rma::quiet) flushes the
 //!   marked windows with `MPI_Win_flush_all`. Every access, also to this PE's own memory,
 //!   goes through MPI, so MPI's atomics stay atomic with respect to each other whatever
 //!   the one-sided component implements them with.
 //! - **Messages**: `MPI_Isend` on a private duplicate of `MPI_COMM_WORLD`; the buffer is
 //!   kept until the request completes (then reused), so a send never blocks, even for
 //!   large buffers that MPI moves with a rendezvous protocol: two PEs flushing big buffers
-//!   to each other cannot deadlock. [`Transport::try_recv`] completes finished sends and
+//!   to each other cannot deadlock. [`Messages::try_recv`](super::Messages::try_recv) completes finished sends and
 //!   receives with `MPI_Improbe`/`MPI_Mrecv`; every call into it also drives MPI's progress
 //!   engine. Messages to this PE itself bypass MPI.
 //! - **Collectives**: `MPI_Barrier` and `MPI_Allreduce`, called without the lock below
