@@ -29,27 +29,39 @@
 //! assert_eq!(totals.iter().sum::<u64>(), 200);
 //! ```
 //!
-//! Modules:
+//! Modules, one runtime concept each:
+//! - [`World`] and [`WorldBuilder`] (`world`): how a run starts, picks its transport and
+//!   ends; [`Ctx`] (`context`): one PE's view of it.
+//! - `am`: active messages (registration, aggregation, dispatch, calls), with
+//!   [`message`], the payload codec.
+//! - `termination`: the four-counter detection behind [`Ctx::finish`].
+//! - `collectives`: barrier, reductions, broadcast, gather; `error`: [`RunError`].
+//! - [`memory`]: global pointers, one-sided access, ordering guarantees.
 //! - [`transport`]: the narrow interface to the communication library, its `local`
 //!   implementation (all PEs in this process) and, with the cargo feature `mpi`, its
 //!   `mpi` implementation (one PE per MPI rank, chosen automatically under `mpirun`).
-//! - [`memory`]: global pointers, one-sided access, ordering guarantees.
-//! - [`message`]: the byte encoding of message payloads.
 //! - [`pool`]: the fork-join work-stealing pool inside one PE.
 //! - [`tasks`]: futures (`spawn`/`async_on`/`get`/`.await`) over hierarchical work stealing
 //!   across the workers of a PE and across PEs.
+//! - [`rng`]: the one pseudo-random generator (victim selection, benchmark inputs).
+mod am;
+mod backoff;
+mod collectives;
+mod context;
+mod error;
 pub mod memory;
-pub mod message;
 pub mod pool;
+pub mod rng;
 pub mod tasks;
+mod termination;
 pub mod transport;
 mod world;
 
+pub use am::message;
+pub use am::{Am, CallAm, CallHandle, DEFAULT_AGGREGATION_BYTES};
+pub use context::Ctx;
+pub use error::RunError;
 pub use memory::{GlobalArray, GlobalPtr, Memory, Pod};
 pub use message::Message;
 pub use transport::{AtomicOp, ReduceOp, TransportError};
-pub(crate) use world::fail;
-pub use world::{
-    Am, CallAm, CallHandle, Ctx, DEFAULT_AGGREGATION_BYTES, RunError, World, WorldBuilder,
-    launcher_ranks,
-};
+pub use world::{World, WorldBuilder, launcher_ranks};

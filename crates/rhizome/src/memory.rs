@@ -29,8 +29,8 @@
 //! [`World::run`](crate::World::run) that ends the run with that message on every PE. The
 //! `try_*` forms return the [`TransportError`] instead.
 
-use crate::fail;
-use crate::transport::{AtomicOp, Backend, SegmentId, Transport, TransportError};
+use crate::error::ok;
+use crate::transport::{AtomicOp, Backend, Rma, SegmentId, Transport, TransportError};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -184,14 +184,6 @@ pub struct Memory {
     pub(crate) t: Arc<Backend>,
 }
 
-#[inline]
-fn ok<R>(r: Result<R, TransportError>) -> R {
-    match r {
-        Ok(v) => v,
-        Err(e) => fail(e),
-    }
-}
-
 impl Memory {
     /// This PE.
     pub fn my_pe(&self) -> usize {
@@ -290,10 +282,7 @@ impl Memory {
             self.t
                 .get_nbi(p.pe(), p.segment, p.offset, bytes.as_mut_ptr(), bytes.len())
         });
-        GetHandle {
-            mem: self.clone(),
-            buf: Some(buf),
-        }
+        GetHandle(Pending::new(self, buf))
     }
     /// Starts writing a copy of `src` at `p`; complete at the handle's `wait` or `quiet`.
     pub fn put_nb<T: Pod>(&self, p: GlobalPtr<T>, src: &[T]) -> PutHandle {
@@ -303,10 +292,7 @@ impl Memory {
             self.t
                 .put_nbi(p.pe(), p.segment, p.offset, buf.as_ptr(), buf.len())
         });
-        PutHandle {
-            mem: self.clone(),
-            buf: Some(buf),
-        }
+        PutHandle(Pending::new(self, buf))
     }
     /// Starts `op` on the word at `p`; the handle's `wait` returns the previous value.
     pub fn atomic_nb(&self, p: GlobalPtr<u64>, op: AtomicOp) -> AtomicHandle {
@@ -316,10 +302,7 @@ impl Memory {
             self.t
                 .atomic_nbi(p.pe(), p.segment, p.offset, op, &mut *result)
         });
-        AtomicHandle {
-            mem: self.clone(),
-            result: Some(result),
-        }
+        AtomicHandle(Pending::new(self, result))
     }
     /// Non-blocking [`fetch_add`](Self::fetch_add).
     pub fn fetch_add_nb(&self, p: GlobalPtr<u64>, v: u64) -> AtomicHandle {
@@ -337,66 +320,67 @@ fn zeroed<T: Pod>() -> T {
     unsafe { std::mem::zeroed() }
 }
 
-/// An outstanding non-blocking get.
-#[must_use = "wait on the handle to obtain the data"]
-pub struct GetHandle<T: Pod> {
+/// Memory that the transport may write into or read from until the next `quiet`: kept
+/// alive by the handle of the operation, and released only once that operation is
+/// complete (by `wait`, or by a `quiet` when the handle is dropped unwaited).
+struct Pending<B> {
     mem: Memory,
-    buf: Option<Vec<T>>,
+    buf: Option<B>,
 }
-impl<T: Pod> GetHandle<T> {
-    /// Waits for the data.
-    pub fn wait(mut self) -> Vec<T> {
+
+impl<B> Pending<B> {
+    fn new(mem: &Memory, buf: B) -> Self {
+        Pending {
+            mem: mem.clone(),
+            buf: Some(buf),
+        }
+    }
+
+    /// Completes the operation and hands back its memory.
+    fn complete(mut self) -> B {
         self.mem.quiet();
-        self.buf.take().expect("waited once")
+        self.buf.take().expect("completed once")
     }
 }
-impl<T: Pod> Drop for GetHandle<T> {
+
+impl<B> Drop for Pending<B> {
     fn drop(&mut self) {
         if self.buf.is_some() {
-            // The transport may still write into `buf`: complete before freeing it.
+            // The transport may still use `buf`: complete before freeing it.
             let _ = self.mem.t.quiet();
         }
+    }
+}
+
+/// An outstanding non-blocking get.
+#[must_use = "wait on the handle to obtain the data"]
+pub struct GetHandle<T: Pod>(Pending<Vec<T>>);
+
+impl<T: Pod> GetHandle<T> {
+    /// Waits for the data.
+    pub fn wait(self) -> Vec<T> {
+        self.0.complete()
     }
 }
 
 /// An outstanding non-blocking put.
 #[must_use = "wait on the handle (or quiet) to complete the put"]
-pub struct PutHandle {
-    mem: Memory,
-    buf: Option<Vec<u8>>,
-}
+pub struct PutHandle(Pending<Vec<u8>>);
+
 impl PutHandle {
     /// Waits until the data is visible at the target.
-    pub fn wait(mut self) {
-        self.mem.quiet();
-        self.buf = None;
-    }
-}
-impl Drop for PutHandle {
-    fn drop(&mut self) {
-        if self.buf.is_some() {
-            let _ = self.mem.t.quiet();
-        }
+    pub fn wait(self) {
+        self.0.complete();
     }
 }
 
 /// An outstanding non-blocking atomic.
 #[must_use = "wait on the handle to obtain the previous value"]
-pub struct AtomicHandle {
-    mem: Memory,
-    result: Option<Box<u64>>,
-}
+pub struct AtomicHandle(Pending<Box<u64>>);
+
 impl AtomicHandle {
     /// Waits and returns the previous value of the word.
-    pub fn wait(mut self) -> u64 {
-        self.mem.quiet();
-        *self.result.take().expect("waited once")
-    }
-}
-impl Drop for AtomicHandle {
-    fn drop(&mut self) {
-        if self.result.is_some() {
-            let _ = self.mem.t.quiet();
-        }
+    pub fn wait(self) -> u64 {
+        *self.0.complete()
     }
 }

@@ -4,10 +4,14 @@ mod suite;
 
 use rhizome::World;
 
-fn run_on_all_sizes(name: &str, body: fn(&rhizome::Ctx)) {
+/// Runs the body that `suite::TESTS` lists as `name` on 1, 2 and 4 PEs.
+fn run_on_all_sizes(name: &str) {
+    let (_, body) = suite::TESTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("test listed in suite::TESTS");
     for pes in [1, 2, 4] {
-        let r = World::builder().pes(pes).run(body);
-        if let Err(e) = r {
+        if let Err(e) = World::builder().pes(pes).run(body) {
             panic!("{name} on {pes} PEs: {e}");
         }
     }
@@ -17,11 +21,7 @@ macro_rules! spmd_tests {
     ($($name:ident),* $(,)?) => {$(
         #[test]
         fn $name() {
-            let (n, body) = suite::TESTS
-                .iter()
-                .find(|(n, _)| *n == stringify!($name))
-                .expect("test listed in suite::TESTS");
-            run_on_all_sizes(n, *body);
+            run_on_all_sizes(stringify!($name));
         }
     )*};
 }

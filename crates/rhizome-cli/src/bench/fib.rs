@@ -1,11 +1,10 @@
 //! `rhizome bench fib N`: the fork-join pool on naive parallel Fibonacci.
 
-use super::record::Record;
-use crate::RuntimeOpts;
+use super::record::{BenchOpts, Record};
 use clap::Args;
 use rhizome::World;
-use rhizome::pool::{Pool, Worker};
-use std::path::PathBuf;
+use rhizome::pool::Pool;
+use rhizome_kernels::fib::fib;
 use std::time::Instant;
 
 #[derive(Args)]
@@ -13,26 +12,14 @@ pub struct FibArgs {
     /// Which Fibonacci number to compute.
     #[arg(default_value_t = 35)]
     n: u64,
-    /// Write JSON records to this file (an existing one only if it is an earlier report),
-    /// or to stdout with `-` (the table then goes to stderr). Default: none.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
     #[command(flatten)]
-    runtime: RuntimeOpts,
-}
-
-fn fib(w: &Worker, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
-    a + b
+    opts: BenchOpts,
 }
 
 pub fn run(args: FibArgs) -> anyhow::Result<()> {
-    args.runtime.check_bounds()?;
-    super::record::check_json(args.json.as_deref())?;
+    args.opts.check()?;
     let workers = args
+        .opts
         .runtime
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -70,5 +57,5 @@ pub fn run(args: FibArgs) -> anyhow::Result<()> {
         baseline_name: None,
         result: Some(value.to_string()),
     }];
-    super::record::report(&records, args.json.as_deref())
+    super::record::report(&records, args.opts.json.as_deref())
 }

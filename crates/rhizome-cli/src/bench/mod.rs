@@ -1,11 +1,12 @@
 //! `rhizome bench`: runtime benchmarks with a human table and JSON records.
+//!
+//! The kernels live in the `rhizome-kernels` crate; this module parses the arguments,
+//! runs them in a world and prints the records.
 
 mod comm;
-mod dense;
 mod fib;
 pub(crate) mod record;
 mod tasks;
-mod uts;
 
 use clap::{Args, Subcommand};
 

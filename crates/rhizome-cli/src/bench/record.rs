@@ -1,8 +1,29 @@
 //! One benchmark measurement, printed as a table row and as a JSON record.
 
+use crate::RuntimeOpts;
 use crate::output::Replaceable;
+use clap::Args;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The options of every benchmark: where its JSON records go, and the runtime's size.
+#[derive(Args)]
+pub struct BenchOpts {
+    /// Write JSON records to this file (an existing one only if it is an earlier report),
+    /// or to stdout with `-` (the table then goes to stderr). Default: none.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub runtime: RuntimeOpts,
+}
+
+impl BenchOpts {
+    /// Refuses impossible thread counts and an unusable JSON path before anything runs.
+    pub fn check(&self) -> anyhow::Result<()> {
+        self.runtime.check_bounds()?;
+        check_json(self.json.as_deref())
+    }
+}
 
 /// A benchmark result; `baseline` is the peer's figure (raw MPI, Lace, ...) where one exists.
 #[derive(Serialize, Clone, Debug)]
@@ -26,24 +47,15 @@ pub struct Record {
 fn print_table(records: &[Record], out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // Each column as wide as its widest cell: names such as `aggregated AM rate (8 B)` and
     // long units must not push the rest of their row out of line.
-    let name_w = records
-        .iter()
-        .map(|r| r.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(28);
-    let unit_w = records
-        .iter()
-        .map(|r| r.unit.len())
-        .max()
-        .unwrap_or(0)
-        .max(8);
-    let transport_w = records
-        .iter()
-        .map(|r| r.transport.len())
-        .max()
-        .unwrap_or(0)
-        .max(9);
+    let width = |cell: fn(&Record) -> &str, least: usize| {
+        records
+            .iter()
+            .map(|r| cell(r).len())
+            .fold(least, usize::max)
+    };
+    let name_w = width(|r| &r.name, 28);
+    let unit_w = width(|r| &r.unit, 8);
+    let transport_w = width(|r| &r.transport, 9);
     writeln!(
         out,
         "{:<name_w$} {:>transport_w$} {:>4} {:>7} {:>14} {:>unit_w$} {:>14} {:>7}",

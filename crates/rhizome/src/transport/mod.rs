@@ -1,50 +1,49 @@
 //! The transport: the narrow interface between the runtime and a communication library.
 //!
-//! Everything the runtime needs from the machine is in [`Transport`]: who am I, collective
-//! allocation of symmetric segments, one-sided byte transfers and 64-bit atomics at
-//! `(pe, segment, offset)`, delivery of byte buffers (aggregated batches of active
-//! messages), a barrier, a small `u64` allreduce, and a way to abort the whole run. Only
-//! bytes and plain integers cross it: no closures, no remote pointers, so it maps onto
-//! MPI-3 RMA windows plus two-sided messages, OpenSHMEM, or libfabric.
+//! Everything the runtime needs from the machine is in [`Transport`] and its three
+//! parts, one trait per concern: [`Transport`] itself (who am I, and a way to abort the
+//! whole run), [`Rma`] (collective allocation of symmetric segments, one-sided byte
+//! transfers and 64-bit atomics at `(pe, segment, offset)`), [`Messages`] (delivery of
+//! byte buffers: aggregated batches of active messages) and [`Collectives`] (a barrier
+//! and a small `u64` allreduce). Only bytes and plain integers cross it: no closures, no
+//! remote pointers, so it maps onto MPI-3 RMA windows plus two-sided messages,
+//! OpenSHMEM, or libfabric.
 //!
-//! Implementations:
+//! Implementations, each a folder with a file per concern:
 //! - [`local::LocalTransport`]: every PE in this process, one handle per PE (the default).
 //! - `mpi::MpiTransport` (cargo feature `mpi`): one PE per MPI rank. It must provide
 //!   `MpiTransport::init() -> Result<MpiTransport, TransportError>`.
 //!
 //! The runtime above is generic code over [`Backend`], an enum of the implementations, so
-//! no trait object sits on a hot path.
+//! no trait object sits on a hot path. No public item hands the backend to programs:
+//! tools that need the communication library itself (the raw-MPI baselines of the
+//! benchmarks) open their own communicator on it.
 //!
 //! # Contract common to all implementations
 //! - A transport handle belongs to one PE and may be used from several threads of that PE
 //!   at once (`Sync`).
-//! - Collective calls ([`Transport::alloc_segment`], [`Transport::barrier`],
-//!   [`Transport::allreduce_u64`]) are made by every PE, in the same order, from one thread
+//! - Collective calls ([`Rma::alloc_segment`], [`Collectives::barrier`],
+//!   [`Collectives::allreduce_u64`]) are made by every PE, in the same order, from one thread
 //!   per PE at a time.
 //! - Blocking `get`/`put`/`atomic` are complete when they return: a `put` is visible to
 //!   every later operation of any PE on those bytes; `get` and `atomic` return the value.
-//! - The `*_nbi` forms are complete after the next [`Transport::quiet`] of the same PE; the
+//! - The `*_nbi` forms are complete after the next [`Rma::quiet`] of the same PE; the
 //!   buffers they name must stay valid and untouched until then.
 //! - Atomics are atomic with respect to other atomics on the same 8-byte-aligned word, not
 //!   with respect to `put`/`get` on it (mixing them on one word at the same time is a race).
 //! - `barrier` implies `quiet` on every PE: everything done by any PE before the barrier is
 //!   visible to everything done by any PE after it.
-//! - A buffer sent with [`Transport::send`] is received whole, exactly once, by the target's
-//!   [`Transport::try_recv`]; buffers from one source to one target arrive in order.
+//! - A buffer sent with [`Messages::send`] is received whole, exactly once, by the target's
+//!   [`Messages::try_recv`]; buffers from one source to one target arrive in order.
 //! - After [`Transport::abort`] on any PE, every blocking call on every PE returns
 //!   [`TransportError::Aborted`] (MPI may instead end the processes with `MPI_Abort`).
 
+mod backend;
 pub mod local;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 
-// `transport/mpi.rs` is written on another branch; declaring it through a macro keeps
-// `cargo fmt` from requiring the file on branches that do not have it yet.
-macro_rules! mpi_module {
-    () => {
-        #[cfg(feature = "mpi")]
-        pub mod mpi;
-    };
-}
-mpi_module!();
+pub use backend::Backend;
 
 /// The bounds check every implementation applies to an access of `len` bytes at `offset`
 /// of `segment` on `pe`: `seg_len` is the segment's length (`None` if it does not exist),
@@ -117,7 +116,7 @@ pub enum AtomicOp {
     },
 }
 
-/// Element-wise reduction of [`Transport::allreduce_u64`].
+/// Element-wise reduction of [`Collectives::allreduce_u64`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReduceOp {
     /// Wrapping sum.
@@ -183,9 +182,10 @@ pub enum TransportError {
     Other(String),
 }
 
-/// The operations the runtime needs from a communication library. See the module docs
-/// for the contract.
-pub trait Transport: Send + Sync + 'static {
+/// The operations the runtime needs from a communication library, one trait per concern:
+/// this one (who am I, failure), [`Rma`] (global memory), [`Messages`] (buffers of active
+/// messages) and [`Collectives`]. See the module docs for the contract.
+pub trait Transport: Rma + Messages + Collectives + Send + Sync + 'static {
     /// This PE's number, `0..num_pes()`.
     fn my_pe(&self) -> usize;
     /// Number of PEs in the run.
@@ -193,6 +193,15 @@ pub trait Transport: Send + Sync + 'static {
     /// Short name for reports ("local", "mpi").
     fn name(&self) -> &'static str;
 
+    /// Ends the run on every PE: blocking calls everywhere fail with
+    /// [`TransportError::Aborted`] carrying `message` (or the processes exit non-zero).
+    fn abort(&self, message: &str);
+    /// `Some(message)` once any PE has aborted.
+    fn aborted(&self) -> Option<String>;
+}
+
+/// Symmetric segments and one-sided access to them.
+pub trait Rma {
     /// Collective: allocates `bytes` zeroed bytes on every PE (the same size everywhere)
     /// and returns the segment id. Returns once every PE's memory is ready.
     fn alloc_segment(&self, bytes: usize) -> Result<SegmentId, TransportError>;
@@ -264,7 +273,10 @@ pub trait Transport: Send + Sync + 'static {
     /// Completes every `*_nbi` operation this PE started: gets have landed, puts and
     /// atomics are visible to every later operation of any PE.
     fn quiet(&self) -> Result<(), TransportError>;
+}
 
+/// Delivery of byte buffers (aggregated batches of active messages).
+pub trait Messages {
     /// Delivers `buf` to PE `pe` (which may be this PE).
     fn send(&self, pe: usize, buf: Vec<u8>) -> Result<(), TransportError>;
     /// A received buffer and its source PE, if one is waiting. Never blocks.
@@ -277,142 +289,13 @@ pub trait Transport: Send + Sync + 'static {
     fn buffer(&self, capacity: usize) -> Vec<u8> {
         Vec::with_capacity(capacity)
     }
+}
 
+/// Collective operations over all PEs.
+pub trait Collectives {
     /// Collective: returns once every PE has entered it (implies `quiet` everywhere).
     fn barrier(&self) -> Result<(), TransportError>;
     /// Collective: replaces `values` on every PE by the element-wise reduction over all
     /// PEs. Every PE passes the same length.
     fn allreduce_u64(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError>;
-
-    /// Ends the run on every PE: blocking calls everywhere fail with
-    /// [`TransportError::Aborted`] carrying `message` (or the processes exit non-zero).
-    fn abort(&self, message: &str);
-    /// `Some(message)` once any PE has aborted.
-    fn aborted(&self) -> Option<String>;
-}
-
-/// The transports of this build, as one type so that code above is monomorphic.
-pub enum Backend {
-    /// All PEs in this process.
-    Local(local::LocalTransport),
-    /// One PE per MPI rank.
-    #[cfg(feature = "mpi")]
-    Mpi(mpi::MpiTransport),
-}
-
-macro_rules! delegate {
-    ($self:ident, $t:ident => $e:expr) => {
-        match $self {
-            Backend::Local($t) => $e,
-            #[cfg(feature = "mpi")]
-            Backend::Mpi($t) => $e,
-        }
-    };
-}
-
-impl Transport for Backend {
-    #[inline]
-    fn my_pe(&self) -> usize {
-        delegate!(self, t => t.my_pe())
-    }
-    #[inline]
-    fn num_pes(&self) -> usize {
-        delegate!(self, t => t.num_pes())
-    }
-    fn name(&self) -> &'static str {
-        delegate!(self, t => t.name())
-    }
-    fn alloc_segment(&self, bytes: usize) -> Result<SegmentId, TransportError> {
-        delegate!(self, t => t.alloc_segment(bytes))
-    }
-    #[inline]
-    fn segment_len(&self, segment: SegmentId) -> Option<usize> {
-        delegate!(self, t => t.segment_len(segment))
-    }
-    #[inline]
-    fn get(&self, pe: usize, s: SegmentId, o: usize, d: &mut [u8]) -> Result<(), TransportError> {
-        delegate!(self, t => t.get(pe, s, o, d))
-    }
-    #[inline]
-    fn put(&self, pe: usize, s: SegmentId, o: usize, src: &[u8]) -> Result<(), TransportError> {
-        delegate!(self, t => t.put(pe, s, o, src))
-    }
-    #[inline]
-    unsafe fn get_nbi(
-        &self,
-        pe: usize,
-        s: SegmentId,
-        o: usize,
-        d: *mut u8,
-        len: usize,
-    ) -> Result<(), TransportError> {
-        // SAFETY: the caller's contract is passed on unchanged.
-        delegate!(self, t => unsafe { t.get_nbi(pe, s, o, d, len) })
-    }
-    #[inline]
-    unsafe fn put_nbi(
-        &self,
-        pe: usize,
-        s: SegmentId,
-        o: usize,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), TransportError> {
-        // SAFETY: the caller's contract is passed on unchanged.
-        delegate!(self, t => unsafe { t.put_nbi(pe, s, o, src, len) })
-    }
-    #[inline]
-    fn atomic(
-        &self,
-        pe: usize,
-        s: SegmentId,
-        o: usize,
-        op: AtomicOp,
-    ) -> Result<u64, TransportError> {
-        delegate!(self, t => t.atomic(pe, s, o, op))
-    }
-    #[inline]
-    unsafe fn atomic_nbi(
-        &self,
-        pe: usize,
-        s: SegmentId,
-        o: usize,
-        op: AtomicOp,
-        r: *mut u64,
-    ) -> Result<(), TransportError> {
-        // SAFETY: the caller's contract is passed on unchanged.
-        delegate!(self, t => unsafe { t.atomic_nbi(pe, s, o, op, r) })
-    }
-    #[inline]
-    fn quiet(&self) -> Result<(), TransportError> {
-        delegate!(self, t => t.quiet())
-    }
-    #[inline]
-    fn send(&self, pe: usize, buf: Vec<u8>) -> Result<(), TransportError> {
-        delegate!(self, t => t.send(pe, buf))
-    }
-    #[inline]
-    fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
-        delegate!(self, t => t.try_recv())
-    }
-    #[inline]
-    fn recycle(&self, buf: Vec<u8>) {
-        delegate!(self, t => t.recycle(buf))
-    }
-    #[inline]
-    fn buffer(&self, capacity: usize) -> Vec<u8> {
-        delegate!(self, t => t.buffer(capacity))
-    }
-    fn barrier(&self) -> Result<(), TransportError> {
-        delegate!(self, t => t.barrier())
-    }
-    fn allreduce_u64(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError> {
-        delegate!(self, t => t.allreduce_u64(values, op))
-    }
-    fn abort(&self, message: &str) {
-        delegate!(self, t => t.abort(message))
-    }
-    fn aborted(&self) -> Option<String> {
-        delegate!(self, t => t.aborted())
-    }
 }

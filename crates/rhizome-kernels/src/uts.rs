@@ -3,6 +3,7 @@
 //! node has state SHA-1(parent state ‖ i as 4 big-endian bytes); the number of children
 //! comes from the last 4 bytes of the state.
 
+use rhizome::tasks::{Future, Job, TaskCtx};
 use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
 
@@ -178,6 +179,45 @@ impl Params {
             self.expand(&n, &mut stack);
         }
         count
+    }
+}
+
+/// Nodes a UTS job expands between two splits of its stack.
+const SPLIT_EVERY: u32 = 1024;
+
+/// UTS on the tasks layer: counts the nodes of the subtrees below `nodes`, expanding them
+/// depth first and giving the older (shallower) half of its stack away as a new job every
+/// 1024 nodes.
+#[derive(Serialize, Deserialize)]
+pub struct Uts {
+    /// The tree.
+    pub p: Params,
+    /// The roots of the subtrees to count.
+    pub nodes: Vec<Node>,
+}
+
+impl Job for Uts {
+    type Output = u64;
+    fn run(self, t: &TaskCtx) -> u64 {
+        let p = self.p;
+        let mut stack = self.nodes;
+        let mut count = 0u64;
+        let mut kids: Vec<Future<u64>> = Vec::new();
+        let mut since = 0;
+        while let Some(n) = stack.pop() {
+            count += 1;
+            p.expand(&n, &mut stack);
+            since += 1;
+            if since == SPLIT_EVERY {
+                since = 0;
+                if stack.len() >= 2 {
+                    let nodes: Vec<Node> = stack.drain(..stack.len() / 2).collect();
+                    kids.push(t.spawn(Uts { p, nodes }));
+                }
+                t.poll();
+            }
+        }
+        count + kids.iter().rev().map(|f| f.get()).sum::<u64>()
     }
 }
 

@@ -25,6 +25,24 @@ pub trait Message: Sized + 'static {
     fn decode(input: &mut &[u8]) -> Self;
 }
 
+/// Appends what `write` writes, preceded by its length as a `u64`: the framing of a
+/// payload that its receiver keeps or hands on as bytes without knowing its type. The
+/// bytes are the encoding of a `Vec<u8>`; [`take_prefixed`] reads them back.
+pub(crate) fn encode_prefixed(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 8]);
+    write(out);
+    let n = (out.len() - at - 8) as u64;
+    out[at..at + 8].copy_from_slice(&n.to_le_bytes());
+}
+
+/// Reads a payload written by [`encode_prefixed`] from the front of `input`.
+pub(crate) fn take_prefixed<'a>(input: &mut &'a [u8]) -> &'a [u8] {
+    let n = u64::decode(input);
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
+    take(input, n)
+}
+
 #[inline]
 fn take<'a>(input: &mut &'a [u8], n: usize) -> &'a [u8] {
     assert!(
@@ -168,5 +186,33 @@ impl<T: Message> Message for Option<T> {
         } else {
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefixed_payload_reads_back_as_bytes_and_as_a_vec() {
+        let mut buf = vec![9u8];
+        encode_prefixed(&mut buf, |out| (5u32, true).encode(out));
+        encode_prefixed(&mut buf, |_| {});
+        let mut input = &buf[1..];
+        let mut payload = take_prefixed(&mut input);
+        assert_eq!(<(u32, bool)>::decode(&mut payload), (5, true));
+        assert!(payload.is_empty());
+        assert_eq!(Vec::<u8>::decode(&mut input), Vec::<u8>::new());
+        assert!(input.is_empty());
+        let mut again = &buf[1..];
+        assert_eq!(Vec::<u8>::decode(&mut again), vec![5, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    #[should_panic(expected = "ran past the end")]
+    fn a_length_beyond_the_buffer_panics_with_a_message() {
+        let mut buf = Vec::new();
+        100u64.encode(&mut buf);
+        take_prefixed(&mut &buf[..]);
     }
 }

@@ -1,0 +1,53 @@
+//! Naive Fibonacci: the fork-join benchmark, on the pool ([`fib`]) and as a job of the
+//! tasks layer ([`Fib`]).
+
+use rhizome::pool::Worker;
+use rhizome::tasks::{Job, TaskCtx};
+use serde::{Deserialize, Serialize};
+
+/// `fib(n)` sequentially, by the doubly recursive definition.
+pub fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+/// `fib(n)` on the fork-join pool, one `join` per call (no cutoff: this measures `join`).
+pub fn fib(w: &Worker, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
+    a + b
+}
+
+/// `fib(n)` as futures: spawns `fib(n - 1)`, computes `fib(n - 2)` itself; sequential
+/// below `cutoff`.
+#[derive(Serialize, Deserialize)]
+pub struct Fib {
+    /// Which Fibonacci number.
+    pub n: u64,
+    /// Below this `n` the job computes sequentially.
+    pub cutoff: u64,
+}
+
+impl Job for Fib {
+    type Output = u64;
+    fn run(self, t: &TaskCtx) -> u64 {
+        if self.n < self.cutoff.max(2) {
+            return fib_seq(self.n);
+        }
+        let a = t.spawn(Fib {
+            n: self.n - 1,
+            cutoff: self.cutoff,
+        });
+        let b = Fib {
+            n: self.n - 2,
+            cutoff: self.cutoff,
+        }
+        .run(t);
+        a.get() + b
+    }
+}

@@ -1,0 +1,36 @@
+//! Benchmark kernels of Rhizome, as a library that tests, benchmarks and the `rhizome
+//! bench` command call.
+//!
+//! - [`fib`]: naive Fibonacci on the fork-join pool and as futures;
+//! - [`nqueens`]: counting N-queens solutions;
+//! - [`uts`]: the Unbalanced Tree Search generator and its job;
+//! - [`dense`]: quicksort, matrix multiplication and tiled LU, jobs that carry their data;
+//! - [`tasks`]: all kernels of the tasks layer behind one [`Instance`](tasks::Instance)
+//!   type (sizes, inputs, checked results);
+//! - [`comm`]: latency and rate of one-sided operations, calls, aggregated messages and
+//!   collectives;
+//! - `raw_mpi` (cargo feature `mpi`): the same communication operations written
+//!   directly against MPI, the baselines of [`comm`].
+//!
+//! ```
+//! use rhizome::World;
+//! use rhizome::tasks::Tasks;
+//! use rhizome_kernels::tasks::{Instance, Kernel, register};
+//!
+//! let queens = Instance::new(Kernel::Nqueens, Some(8), Some(3), "").unwrap();
+//! let out = World::builder().pes(2).run(|ctx| {
+//!     let tasks = Tasks::new(ctx);
+//!     register(&tasks);
+//!     tasks.run(ctx, |t| (t.my_pe() == 0).then(|| queens.run_parallel(t).result))
+//! }).unwrap();
+//! assert_eq!(out[0], queens.expected());
+//! ```
+
+pub mod comm;
+pub mod dense;
+pub mod fib;
+pub mod nqueens;
+#[cfg(feature = "mpi")]
+pub mod raw_mpi;
+pub mod tasks;
+pub mod uts;

@@ -1,0 +1,114 @@
+//! The kernels at small sizes, on two PEs of the local transport, against their
+//! sequential versions and known results.
+
+use rhizome::World;
+use rhizome::pool::Pool;
+use rhizome::tasks::Tasks;
+use rhizome_kernels::comm;
+use rhizome_kernels::fib::{fib, fib_seq};
+use rhizome_kernels::tasks::{Instance, Kernel, register};
+
+/// Runs `instance` on the tasks layer of `pes` PEs x 2 workers; PE 0's outcome.
+fn run_parallel(instance: &Instance, pes: usize) -> u64 {
+    let out = World::builder()
+        .pes(pes)
+        .workers(2)
+        .run(|ctx| {
+            let tasks = Tasks::new(ctx);
+            register(&tasks);
+            tasks.run(ctx, |t| {
+                (t.my_pe() == 0).then(|| instance.run_parallel(t).result)
+            })
+        })
+        .expect("the run succeeds");
+    out[0].expect("PE 0 ran the kernel")
+}
+
+#[test]
+fn fork_join_fib_matches_the_definition() {
+    let pool = Pool::new(2);
+    assert_eq!(pool.run(|w| fib(w, 20)), 6765);
+    assert_eq!(fib_seq(20), 6765);
+}
+
+#[test]
+fn every_task_kernel_agrees_with_its_sequential_code_and_known_result() {
+    let cases = [
+        (Kernel::Fib, Some(18), Some(8)),
+        (Kernel::Nqueens, Some(7), Some(2)),
+        (Kernel::Qsort, Some(5000), Some(100)),
+        (Kernel::Matmul, Some(24), Some(4)),
+        (Kernel::Lu, Some(64), Some(16)),
+    ];
+    for (kernel, n, cutoff) in cases {
+        let instance = Instance::new(kernel, n, cutoff, "").expect("valid parameters");
+        let seq = instance.run_sequential().expect("has a sequential version");
+        if let Some(known) = instance.expected() {
+            assert_eq!(seq.result, known, "{}", instance.label());
+        }
+        assert_eq!(
+            run_parallel(&instance, 2),
+            seq.result,
+            "{} on 2 PEs",
+            instance.label()
+        );
+    }
+    assert_eq!(
+        Instance::new(Kernel::Fib, Some(18), Some(8), "")
+            .unwrap()
+            .run_sequential()
+            .unwrap()
+            .result,
+        2584
+    );
+}
+
+#[test]
+fn uts_t1_counts_its_published_size_on_two_pes() {
+    let instance = Instance::new(Kernel::Uts, None, None, "T1").expect("T1 is a sample tree");
+    assert_eq!(instance.expected(), Some(4_130_071));
+    assert_eq!(run_parallel(&instance, 2), 4_130_071);
+}
+
+#[test]
+fn pingpong_gets_every_answer_back() {
+    let instance = Instance::new(Kernel::Pingpong, Some(50), None, "").unwrap();
+    assert!(instance.run_sequential().is_none());
+    assert_eq!(run_parallel(&instance, 2), 50);
+}
+
+#[test]
+fn bad_parameters_are_refused_with_a_reason() {
+    let e = Instance::new(Kernel::Lu, Some(100), Some(30), "")
+        .err()
+        .unwrap();
+    assert!(e.contains("multiple of the tile size"), "{e}");
+    let e = Instance::new(Kernel::Uts, None, None, "T9").err().unwrap();
+    assert!(e.contains("unknown UTS tree"), "{e}");
+    assert!(Instance::new(Kernel::Nqueens, Some(17), None, "").is_err());
+}
+
+#[test]
+fn the_comm_benchmark_reports_every_figure_on_every_pe() {
+    let rows = World::builder()
+        .pes(2)
+        .run(|ctx| comm::measure(ctx, 1, 50, 2000))
+        .expect("the run succeeds");
+    assert_eq!(rows[0], rows[1], "every PE reports the same figures");
+    let names: Vec<&str> = rows[0].iter().map(|r| r.name.as_str()).collect();
+    for want in [
+        "get 8 B latency",
+        "put 128 B latency",
+        "compare-exchange latency",
+        "AM call round trip",
+        "aggregated 8 B messages (histogram)",
+        "allreduce u64 latency",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    assert!(rows[0].iter().all(|r| r.value.is_finite() && r.value > 0.0));
+    assert!(
+        rows[0].iter().all(|r| r.baseline.is_none()),
+        "no raw-MPI baseline on the local transport"
+    );
+}

@@ -1,0 +1,79 @@
+//! Waiting for something another thread or PE will do: spin briefly, then yield the core,
+//! then (optionally) nap.
+//!
+//! Spinning first because the awaited event usually comes within microseconds; yielding
+//! next because on an oversubscribed machine the thread we wait for may be the one that
+//! needs our core; napping last so that a long-idle thread stops burning a core at all.
+
+use std::time::Duration;
+
+/// The state of one wait; make a new one (or [`reset`](Backoff::reset)) per wait.
+#[derive(Clone, Debug)]
+pub(crate) struct Backoff {
+    idle: u32,
+    spins: u32,
+    yields: u32,
+    nap: Duration,
+}
+
+impl Backoff {
+    /// Spins `spins` rounds, then yields on every round.
+    pub(crate) const fn new(spins: u32) -> Backoff {
+        Backoff {
+            idle: 0,
+            spins,
+            yields: u32::MAX,
+            nap: Duration::ZERO,
+        }
+    }
+
+    /// Spins `spins` rounds, yields until round `yields`, then sleeps `nap` per round.
+    pub(crate) const fn with_nap(spins: u32, yields: u32, nap: Duration) -> Backoff {
+        Backoff {
+            idle: 0,
+            spins,
+            yields,
+            nap,
+        }
+    }
+
+    /// One round of waiting.
+    #[inline]
+    pub(crate) fn snooze(&mut self) {
+        if self.idle < self.spins {
+            std::hint::spin_loop();
+        } else if self.idle < self.yields {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(self.nap);
+        }
+        self.idle = self.idle.saturating_add(1);
+    }
+
+    /// Something happened: the next wait starts with spinning again.
+    #[inline]
+    pub(crate) fn reset(&mut self) {
+        self.idle = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moves_from_spinning_to_yielding_to_napping_and_back() {
+        let mut b = Backoff::with_nap(2, 4, Duration::from_micros(1));
+        for _ in 0..5 {
+            b.snooze();
+        }
+        assert_eq!(b.idle, 5);
+        b.reset();
+        assert_eq!(b.idle, 0);
+        let mut forever = Backoff::new(1);
+        for _ in 0..3 {
+            forever.snooze();
+        }
+        assert_eq!(forever.yields, u32::MAX, "no nap without with_nap");
+    }
+}

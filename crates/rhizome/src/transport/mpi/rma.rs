@@ -1,0 +1,397 @@
+//! Global memory of the `mpi` transport: one MPI-3 RMA window per segment, opened for
+//! passive-target access once; blocking operations flush their target, non-blocking ones
+//! mark their window for the next `quiet`.
+
+use super::lock::Guard;
+use super::raw::{H, byte_type, check, op_no_op, op_replace, op_sum, u64_type};
+use super::{MAX_SEGMENTS, MpiTransport};
+use crate::transport::{AtomicOp, Collectives, ReduceOp, Rma, SegmentId, TransportError};
+use ::mpi::ffi;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub(super) struct Segment {
+    pub(super) win: H<ffi::MPI_Win>,
+    pub(super) len: usize,
+    /// A `*_nbi` operation on this window awaits the next `quiet`.
+    pending: AtomicBool,
+}
+
+/// Issues `MPI_Get` of `len` bytes at `offset` of `seg` on `pe` into `dst`.
+///
+/// # Safety
+/// `dst` must stay valid for `len` bytes until the window is flushed; the range must lie
+/// in the segment; the caller holds the RMA lock (or MPI is thread-safe).
+#[inline]
+unsafe fn issue_get(
+    seg: &Segment,
+    pe: usize,
+    offset: usize,
+    dst: *mut u8,
+    len: usize,
+) -> Result<(), TransportError> {
+    let (n, b, at) = (len as c_int, byte_type(), offset as ffi::MPI_Aint);
+    // SAFETY: forwarded from the caller.
+    let rc = unsafe { ffi::MPI_Get(dst.cast(), n, b, pe as c_int, at, n, b, seg.win.0) };
+    check(rc, || format!("MPI_Get from PE {pe}"))
+}
+
+/// Issues `MPI_Put` of `len` bytes from `src` to `offset` of `seg` on `pe`.
+///
+/// # Safety
+/// As [`issue_get`], with `src` unchanged until the flush.
+unsafe fn issue_put(
+    seg: &Segment,
+    pe: usize,
+    offset: usize,
+    src: *const u8,
+    len: usize,
+) -> Result<(), TransportError> {
+    let (n, b, at) = (len as c_int, byte_type(), offset as ffi::MPI_Aint);
+    // SAFETY: forwarded from the caller.
+    let rc = unsafe { ffi::MPI_Put(src.cast(), n, b, pe as c_int, at, n, b, seg.win.0) };
+    check(rc, || format!("MPI_Put to PE {pe}"))
+}
+
+/// Completes every operation issued on `seg` towards `pe`.
+fn flush(seg: &Segment, pe: usize) -> Result<(), TransportError> {
+    // SAFETY: the window is valid while the segment lives (freed only at finalisation).
+    check(
+        unsafe { ffi::MPI_Win_flush(pe as c_int, seg.win.0) },
+        || "MPI_Win_flush".into(),
+    )
+}
+
+impl MpiTransport {
+    /// The lock for a one-sided operation that touches no transport state: none when MPI
+    /// is thread-safe (`MPI_THREAD_MULTIPLE`), so threads of a PE issue them in parallel.
+    #[inline]
+    fn rma_lock(&self) -> Option<Guard<'_>> {
+        (!self.thread_multiple).then(|| self.mpi())
+    }
+
+    /// The segment of an access, bounds checked.
+    #[inline]
+    pub(super) fn locate(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        len: usize,
+    ) -> Result<&Segment, TransportError> {
+        let seg = self.segments.get(segment as usize).and_then(|s| s.get());
+        let max = c_int::MAX as usize;
+        crate::transport::check_access(
+            pe,
+            self.size,
+            segment,
+            offset,
+            len,
+            seg.map(|s| s.len),
+            max,
+        )?;
+        Ok(seg.expect("checked above"))
+    }
+
+    #[inline]
+    fn word(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+    ) -> Result<&Segment, TransportError> {
+        crate::transport::check_word(pe, segment, offset)?;
+        self.locate(pe, segment, offset, 8)
+    }
+
+    /// Issues an atomic without completing it. Call with the lock held, or without it if
+    /// MPI is thread-safe and the caller keeps no transport state.
+    ///
+    /// # Safety
+    /// `origin` and `result` must stay valid until the window is flushed.
+    #[inline]
+    unsafe fn issue_atomic(
+        &self,
+        seg: &Segment,
+        pe: usize,
+        offset: usize,
+        op: AtomicOp,
+        origin: *mut [u64; 2],
+        result: *mut u64,
+    ) -> Result<(), TransportError> {
+        let (rank, disp, win) = (pe as c_int, offset as ffi::MPI_Aint, seg.win.0);
+        let o = origin as *mut u64;
+        // SAFETY: the caller keeps `origin` and `result` alive until the flush; the target
+        // word was bounds- and alignment-checked by `word`; the lock is held.
+        let rc = unsafe {
+            match op {
+                AtomicOp::CompareExchange { current, new } => {
+                    *o = new;
+                    *o.add(1) = current;
+                    ffi::MPI_Compare_and_swap(
+                        o as *const c_void,
+                        o.add(1) as *const c_void,
+                        result as *mut c_void,
+                        u64_type(),
+                        rank,
+                        disp,
+                        win,
+                    )
+                }
+                _ => {
+                    let (v, mop) = match op {
+                        AtomicOp::Load => (0, op_no_op()),
+                        AtomicOp::Store(v) | AtomicOp::Swap(v) => (v, op_replace()),
+                        AtomicOp::FetchAdd(v) => (v, op_sum()),
+                        AtomicOp::CompareExchange { .. } => unreachable!(),
+                    };
+                    *o = v;
+                    ffi::MPI_Fetch_and_op(
+                        o as *const c_void,
+                        result as *mut c_void,
+                        u64_type(),
+                        rank,
+                        disp,
+                        mop,
+                        win,
+                    )
+                }
+            }
+        };
+        check(rc, || format!("atomic {op:?} on PE {pe}"))
+    }
+
+    /// The path of every get and put: bounds check, nothing for an empty range, `issue`
+    /// under the RMA lock, then completion at once (`blocking`) or a mark for `quiet`.
+    #[inline]
+    fn transfer(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        len: usize,
+        blocking: bool,
+        issue: impl FnOnce(&Segment) -> Result<(), TransportError>,
+    ) -> Result<(), TransportError> {
+        let seg = self.locate(pe, segment, offset, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        let _l = self.rma_lock();
+        issue(seg)?;
+        if blocking {
+            flush(seg, pe)
+        } else {
+            // Marked after issuing: a `quiet` that finds the mark flushes after the issue.
+            seg.pending.store(true, Ordering::Release);
+            Ok(())
+        }
+    }
+
+    /// Flushes every window with outstanding non-blocking operations. Lock held, so a
+    /// `quiet` that finds a mark already cleared by another thread's `quiet` waits until
+    /// that thread's flush has completed.
+    pub(super) fn flush_pending(&self, l: &mut Guard<'_>) -> Result<(), TransportError> {
+        let n = self.next_segment.load(Ordering::Acquire) as usize;
+        for seg in self.segments[..n.min(MAX_SEGMENTS)]
+            .iter()
+            .filter_map(|s| s.get())
+        {
+            if seg.pending.swap(false, Ordering::AcqRel) {
+                // SAFETY: the window is valid and locked for all ranks; the lock is held.
+                let rc = unsafe { ffi::MPI_Win_flush_all(seg.win.0) };
+                check(rc, || "MPI_Win_flush_all".into())?;
+            }
+        }
+        // Every non-blocking atomic was on a window flushed above.
+        l.origins.clear();
+        Ok(())
+    }
+}
+
+impl Rma for MpiTransport {
+    fn alloc_segment(&self, bytes: usize) -> Result<SegmentId, TransportError> {
+        let id = self.next_segment.load(Ordering::Relaxed);
+        if id as usize >= MAX_SEGMENTS {
+            return Err(TransportError::Collective(format!(
+                "more than {MAX_SEGMENTS} segments allocated"
+            )));
+        }
+        // Agree on the size (max of bytes and of !bytes gives max and min), and wait for
+        // everyone with the lock free, so that MPI_Win_allocate below returns promptly.
+        let mut sizes = [bytes as u64, !(bytes as u64)];
+        self.iallreduce(&mut sizes, ReduceOp::Max)?;
+        let (max, min) = (sizes[0], !sizes[1]);
+        if max != min {
+            return Err(TransportError::Collective(format!(
+                "segment {id}: PE {} asked for {bytes} bytes, but the PEs asked for {min} to {max}",
+                self.rank
+            )));
+        }
+        let alloc = bytes.max(8);
+        let mut base: *mut u8 = std::ptr::null_mut();
+        let mut win: ffi::MPI_Win = ffi::MPI_Win(std::ptr::null_mut());
+        {
+            let _l = self.mpi();
+            // SAFETY: `base` receives the address of `alloc` bytes owned by the window;
+            // every rank calls this collectively (ids advance in step); lock held.
+            unsafe {
+                check(
+                    ffi::MPI_Win_allocate(
+                        alloc as ffi::MPI_Aint,
+                        1,
+                        ffi::RSMPI_INFO_NULL,
+                        self.comm.0,
+                        (&raw mut base).cast(),
+                        &mut win,
+                    ),
+                    || format!("MPI_Win_allocate of {bytes} bytes"),
+                )?;
+                std::ptr::write_bytes(base, 0, alloc);
+                check(
+                    ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
+                    || "MPI_Win_set_errhandler".into(),
+                )?;
+                check(
+                    ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
+                    || "MPI_Win_lock_all".into(),
+                )?;
+                // Make the zeroes written above part of the window's public copy.
+                check(ffi::MPI_Win_sync(win), || "MPI_Win_sync".into())?;
+            }
+        }
+        if self.segments[id as usize]
+            .set(Segment {
+                win: H(win),
+                len: bytes,
+                pending: AtomicBool::new(false),
+            })
+            .is_err()
+        {
+            return Err(TransportError::Collective(
+                "alloc_segment called from two threads at once".into(),
+            ));
+        }
+        self.next_segment.store(id + 1, Ordering::Release);
+        // Nobody accesses the memory before every rank has zeroed its part.
+        self.barrier()?;
+        Ok(id)
+    }
+
+    fn segment_len(&self, segment: SegmentId) -> Option<usize> {
+        self.segments
+            .get(segment as usize)
+            .and_then(|s| s.get())
+            .map(|s| s.len)
+    }
+
+    #[inline]
+    fn get(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), TransportError> {
+        let (ptr, len) = (dst.as_mut_ptr(), dst.len());
+        // SAFETY: `dst` is valid for its length and borrowed until `transfer` has flushed
+        // the get; the range was checked by `locate`; lock held or MPI thread-safe.
+        self.transfer(pe, segment, offset, len, true, |seg| unsafe {
+            issue_get(seg, pe, offset, ptr, len)
+        })
+    }
+
+    #[inline]
+    fn put(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        src: &[u8],
+    ) -> Result<(), TransportError> {
+        // SAFETY: `src` is valid for its length until `transfer` has flushed the put;
+        // range checked by `locate`; lock held or MPI thread-safe.
+        self.transfer(pe, segment, offset, src.len(), true, |seg| unsafe {
+            issue_put(seg, pe, offset, src.as_ptr(), src.len())
+        })
+    }
+
+    #[inline]
+    unsafe fn get_nbi(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        dst: *mut u8,
+        len: usize,
+    ) -> Result<(), TransportError> {
+        // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
+        // this window (`transfer` marks it pending); range checked; lock held or MPI
+        // thread-safe.
+        self.transfer(pe, segment, offset, len, false, |seg| unsafe {
+            issue_get(seg, pe, offset, dst, len)
+        })
+    }
+
+    #[inline]
+    unsafe fn put_nbi(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        src: *const u8,
+        len: usize,
+    ) -> Result<(), TransportError> {
+        // SAFETY: as in `get_nbi`, with `src` unchanged until `quiet`.
+        self.transfer(pe, segment, offset, len, false, |seg| unsafe {
+            issue_put(seg, pe, offset, src, len)
+        })
+    }
+
+    #[inline]
+    fn atomic(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        op: AtomicOp,
+    ) -> Result<u64, TransportError> {
+        let seg = self.word(pe, segment, offset)?;
+        let mut origin = [0u64; 2];
+        let mut result = 0u64;
+        let _l = self.rma_lock();
+        // SAFETY: `origin` and `result` live until the flush below completes the
+        // operation; lock held or MPI thread-safe.
+        unsafe { self.issue_atomic(seg, pe, offset, op, &mut origin, &mut result)? };
+        flush(seg, pe)?;
+        Ok(result)
+    }
+
+    #[inline]
+    unsafe fn atomic_nbi(
+        &self,
+        pe: usize,
+        segment: SegmentId,
+        offset: usize,
+        op: AtomicOp,
+        result: *mut u64,
+    ) -> Result<(), TransportError> {
+        let seg = self.word(pe, segment, offset)?;
+        let mut l = self.mpi();
+        // The standard lets MPI read the origin values until the operation completes, so
+        // they live in a heap cell kept until the next flush of pending windows.
+        let mut origin = Box::new([0u64; 2]);
+        // SAFETY: the boxed origin stays in `l.origins` (its heap address is stable) until
+        // `flush_pending` completed this window; the caller keeps `result` valid until
+        // `quiet`; lock held.
+        unsafe { self.issue_atomic(seg, pe, offset, op, &mut *origin, result)? };
+        l.origins.push(origin);
+        seg.pending.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    fn quiet(&self) -> Result<(), TransportError> {
+        let mut l = self.mpi();
+        self.flush_pending(&mut l)
+    }
+}
