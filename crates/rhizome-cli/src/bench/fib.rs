@@ -25,7 +25,7 @@ fn fib(w: &Worker, n: u64) -> u64 {
     if n < 2 {
         return n;
     }
-    let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
+    let (a, b) = w.join(move |w| fib(w, n - 1), move |w| fib(w, n - 2));
     a + b
 }
 
