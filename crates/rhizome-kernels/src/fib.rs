@@ -19,7 +19,8 @@ pub fn fib(w: &Worker, n: u64) -> u64 {
     if n < 2 {
         return n;
     }
-    let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
+    // `move`: `n` is captured by value, so it is not spilled to the frame before the leaf test.
+    let (a, b) = w.join(move |w| fib(w, n - 1), move |w| fib(w, n - 2));
     a + b
 }
 

@@ -151,3 +151,54 @@ fn long_chains_of_nested_joins() {
         .unwrap();
     assert_eq!(r, 3000);
 }
+
+/// Counts its drops: the forked closure owns one, so every way a join can end (popped
+/// back and run, stolen and run, dropped unrun when the first half panics, deque full)
+/// must drop it exactly once.
+struct DropCounter(Arc<AtomicU64>);
+
+impl Drop for DropCounter {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Forks `depth` levels deep, each level's second half owning a counter; the first half
+/// at the bottom panics when `fail` is set.
+fn nested_owners(w: &Worker, depth: u32, fail: bool, drops: &Arc<AtomicU64>) -> u64 {
+    if depth == 0 {
+        if fail {
+            panic!("bottom fails");
+        }
+        return 1;
+    }
+    let owned = DropCounter(Arc::clone(drops));
+    let (a, b) = w.join(
+        |w| nested_owners(w, depth - 1, fail, drops),
+        move |w| {
+            let _owned = owned;
+            fib(w, 8)
+        },
+    );
+    a + b
+}
+
+#[test]
+fn the_forked_closure_is_dropped_exactly_once_however_the_join_ends() {
+    for workers in [1, 2, 4] {
+        let pool = Pool::new(workers);
+        for fail in [false, true] {
+            for _ in 0..50 {
+                let drops = Arc::new(AtomicU64::new(0));
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    pool.run(|w| nested_owners(w, 40, fail, &drops))
+                }));
+                assert_eq!(r.is_err(), fail);
+                if !fail {
+                    assert_eq!(r.unwrap(), 1 + 40 * 21);
+                }
+                assert_eq!(drops.load(Ordering::Relaxed), 40, "workers {workers}");
+            }
+        }
+    }
+}

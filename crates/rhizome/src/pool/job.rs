@@ -2,6 +2,7 @@
 
 use super::Worker;
 use std::cell::UnsafeCell;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// A pointer to a job and the function that runs it: what a deque slot holds.
@@ -24,21 +25,27 @@ impl JobRef {
 
 /// The closure of the second half of a `join`, and the slot its result goes to when a
 /// thief runs it.
+///
+/// Who owns the closure is known from the control flow of `join` (the owner popped it
+/// back, or a thief took it), so neither field carries a flag: an `Option` here costs a
+/// store, a load and a test per join, and a drop check of the result on the inline path.
 pub(super) struct StackJob<F, R> {
-    f: UnsafeCell<Option<F>>,
-    result: UnsafeCell<Option<std::thread::Result<R>>>,
+    f: UnsafeCell<ManuallyDrop<F>>,
+    result: UnsafeCell<MaybeUninit<std::thread::Result<R>>>,
 }
 
 impl<F: FnOnce(&Worker) -> R, R> StackJob<F, R> {
+    #[inline]
     pub(super) fn new(f: F) -> Self {
         StackJob {
-            f: UnsafeCell::new(Some(f)),
-            result: UnsafeCell::new(None),
+            f: UnsafeCell::new(ManuallyDrop::new(f)),
+            result: UnsafeCell::new(MaybeUninit::uninit()),
         }
     }
 
     /// A reference for the deque. The job must outlive every use of it: `join` does not
     /// return before the job has been run inline or its thief has completed it.
+    #[inline]
     pub(super) fn as_job_ref(&self) -> JobRef {
         JobRef {
             data: self as *const Self as *const (),
@@ -49,28 +56,42 @@ impl<F: FnOnce(&Worker) -> R, R> StackJob<F, R> {
     unsafe fn execute(data: *const (), w: &Worker) {
         // SAFETY: `data` came from `as_job_ref` of a live job (the caller's contract), and
         // only the one thread that won it from the deque runs it, so nobody else touches
-        // `f` or `result` until the owner sees the completion flag (release/acquire).
+        // `f` or `result` until the owner sees the completion flag (release/acquire). The
+        // owner does not take `f` back after a thief won it.
         unsafe {
             let this = &*(data as *const Self);
-            let f = (*this.f.get()).take().expect("job run twice");
-            *this.result.get() = Some(catch_unwind(AssertUnwindSafe(|| f(w))));
+            let f = ManuallyDrop::take(&mut *this.f.get());
+            (*this.result.get()).write(catch_unwind(AssertUnwindSafe(|| f(w))));
         }
     }
 
-    /// Takes the closure back to run it inline (the job was not stolen).
-    pub(super) fn take_fn(&self) -> F {
-        // SAFETY: the owner reclaimed the job from its deque, so no thief can run it.
-        unsafe { (*self.f.get()).take().expect("job already run") }
+    /// Takes the closure back to run it inline.
+    ///
+    /// # Safety
+    /// The owner reclaimed the job from its deque (no thief can run it), and calls this
+    /// at most once; `drop_fn` is not called too.
+    #[inline]
+    pub(super) unsafe fn take_fn(&self) -> F {
+        // SAFETY: the caller's contract: this is the only use of `f`.
+        unsafe { ManuallyDrop::take(&mut *self.f.get()) }
     }
 
-    /// The result a thief left (after its completion flag was seen).
-    pub(super) fn take_result(&self) -> std::thread::Result<R> {
-        // SAFETY: the thief finished writing before releasing the completion flag, which
-        // the owner acquired before calling this.
-        unsafe {
-            (*self.result.get())
-                .take()
-                .expect("stolen job has no result")
-        }
+    /// Drops the closure unrun (the first half of the join panicked).
+    ///
+    /// # Safety
+    /// As for `take_fn`.
+    pub(super) unsafe fn drop_fn(&self) {
+        // SAFETY: the caller's contract: this is the only use of `f`.
+        unsafe { ManuallyDrop::drop(&mut *self.f.get()) }
+    }
+
+    /// The result a thief left.
+    ///
+    /// # Safety
+    /// The thief's completion flag was seen (acquire), and this is called at most once.
+    pub(super) unsafe fn take_result(&self) -> std::thread::Result<R> {
+        // SAFETY: the thief wrote the result before releasing the completion flag, which
+        // the caller acquired.
+        unsafe { (*self.result.get()).assume_init_read() }
     }
 }

@@ -66,6 +66,9 @@ pub struct Worker {
     shared: Arc<Shared>,
     /// `&shared.deques[index]`, kept so that a fork does not chase three pointers.
     own: *const Deque,
+    /// `own.slots` as a pointer and length, so that a push reads only this struct.
+    slots: *const deque::Slot,
+    capacity: usize,
     index: usize,
     // Owner-private deque state (the shared half is `shared.deques[index]`).
     head: Cell<usize>,
@@ -157,15 +160,23 @@ impl Pool {
 
 /// Unwinding out of `join`'s first closure: takes the forked task back, or waits until
 /// its thief has finished with it, so that nothing refers to the unwinding frame.
-struct ReclaimOnUnwind<'a>(&'a Worker);
+struct ReclaimOnUnwind<'a, F: FnOnce(&Worker) -> R, R> {
+    worker: &'a Worker,
+    job: &'a StackJob<F, R>,
+}
 
-impl Drop for ReclaimOnUnwind<'_> {
+impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
     #[cold]
     fn drop(&mut self) {
         // A task that was not stolen is dropped unrun; a stolen one's result (or panic)
-        // is dropped with the frame: the first panic is the one that propagates.
-        if !self.0.pop_or_reclaim() {
-            self.0.wait_for_thief();
+        // is dropped here: the first panic is the one that propagates.
+        if self.worker.pop_or_reclaim() {
+            // SAFETY: popped back, so no thief has it; its closure is used nowhere else.
+            unsafe { self.job.drop_fn() };
+        } else {
+            self.worker.wait_for_thief();
+            // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
+            drop(unsafe { self.job.take_result() });
         }
     }
 }
@@ -200,9 +211,13 @@ impl Drop for Pool {
 impl Worker {
     fn new(shared: Arc<Shared>, index: usize) -> Worker {
         let own: *const Deque = &shared.deques[index];
+        let slots = shared.deques[index].slots.as_ptr();
+        let capacity = shared.deques[index].slots.len();
         Worker {
             shared,
             own,
+            slots,
+            capacity,
             index,
             head: Cell::new(0),
             split: Cell::new(0),
@@ -243,20 +258,27 @@ impl Worker {
         let job_b = StackJob::new(b);
         if !self.push(job_b.as_job_ref()) {
             // Deque full: no more parallelism at this depth.
+            // SAFETY: the job was never pushed, so this is the only use of its closure.
+            let fb = unsafe { job_b.take_fn() };
             let ra = a(self);
-            return (ra, job_b.take_fn()(self));
+            return (ra, fb(self));
         }
         // If `a` panics, `job_b` (on this stack frame) must be reclaimed or waited for
         // before the frame unwinds; the guard does that without a `catch_unwind` on the
         // hot path.
-        let guard = ReclaimOnUnwind(self);
+        let guard = ReclaimOnUnwind {
+            worker: self,
+            job: &job_b,
+        };
         let ra = a(self);
         std::mem::forget(guard);
         if self.pop_or_reclaim() {
-            (ra, job_b.take_fn()(self))
+            // SAFETY: popped back, so no thief has it; its closure is used once, here.
+            (ra, unsafe { job_b.take_fn() }(self))
         } else {
             self.wait_for_thief();
-            match job_b.take_result() {
+            // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
+            match unsafe { job_b.take_result() } {
                 Ok(rb) => (ra, rb),
                 Err(p) => resume_unwind(p),
             }
@@ -266,18 +288,20 @@ impl Worker {
     /// Pushes a task; false when the deque is full.
     #[inline]
     fn push(&self, job: JobRef) -> bool {
-        let d = self.deque();
         let h = self.head.get();
-        if h == d.slots.len() {
+        if h == self.capacity {
             return false;
         }
-        let slot = &d.slots[h];
+        // SAFETY: `h < capacity`, and `slots` points into `shared.deques`, which
+        // `self.shared` keeps alive and never reallocates.
+        let slot = unsafe { &*self.slots.add(h) };
         // SAFETY: slot `h` is at or above `head`, so no thief can take it (thieves only
         // take slots below the published split, which is at most `head`) and no
         // earlier thief still uses it (a stolen slot is released only when completed).
         unsafe { (*slot.job.get()).write(job) };
         slot.state.store(FREE, Ordering::Relaxed);
         self.head.set(h + 1);
+        let d = self.deque();
         if self.allstolen.get() {
             // Everything below was stolen: share this task at once (it is the largest
             // piece of work this worker will fork for a while).
