@@ -283,20 +283,18 @@ mod tests {
         let mut m = Manager::new(1);
         for n in [40u32, 127] {
             let vars: Vec<u32> = (0..n).collect();
-            let mut f = Bdd::FALSE;
+            let mut f = m.root(Bdd::FALSE);
             for i in (0..n).step_by(3) {
                 let x = m.ithvar(i);
                 let y = m.ithvar((i * 7 + 1) % n);
                 let t = m.xor(x, y).unwrap();
-                m.protect(t);
-                let g = m.or(f, t).unwrap();
-                m.unprotect(t);
-                m.unprotect(f);
-                m.protect(g);
-                f = m.and(g, !m.ithvar((i + 2) % n)).unwrap();
-                m.protect(f);
-                m.unprotect(g);
+                let t = m.root(t);
+                let g = m.or(f.get(), t.get()).unwrap();
+                let g = m.root(g);
+                let z = m.ithvar((i + 2) % n);
+                f.set(m.and(g.get(), !z).unwrap());
             }
+            let f = f.get();
             let (small, nodes) = m.count_in::<u128>(f, &vars);
             let (big, big_nodes) = m.count_in::<BigUint>(f, &vars);
             assert_eq!(BigUint::from(small), big, "n={n}");

@@ -9,7 +9,7 @@ pub const INDEX_MASK: u64 = (1 << 40) - 1;
 
 /// A reference to a Boolean function in a [`Manager`](crate::Manager): an edge to a node,
 /// possibly complemented. Copying it is free; it stays valid until a garbage collection
-/// that does not reach it from a root (see [`Manager::protect`](crate::Manager::protect)).
+/// that does not reach it from a root (see [`Manager::root`](crate::Manager::root)).
 ///
 /// ```
 /// use rhizome_bdd::Bdd;

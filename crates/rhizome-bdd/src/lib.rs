@@ -29,11 +29,13 @@ mod manager;
 mod node_table;
 mod op_cache;
 mod ops;
+mod roots;
 mod zeroed;
 
 pub use edge::{Bdd, COMPLEMENT, INDEX_MASK};
 pub use manager::{BddError, Config, Manager, Stats};
 pub use node_table::{NodeStore, SharedNodeTable};
 pub use op_cache::{OpCache, SharedOpCache};
-pub use ops::Ctx;
+pub use ops::OpCtx;
+pub use roots::Root;
 pub use zeroed::{ReserveError, check_address_space};

@@ -3,10 +3,11 @@
 use crate::edge::Bdd;
 use crate::node_table::{NodeStore, SharedNodeTable};
 use crate::op_cache::{OpCache, SharedOpCache};
-use crate::ops::Ctx;
+use crate::ops::OpCtx;
+use crate::roots::{Root, Roots};
 use rhizome::pool::Pool;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
 
 /// Why an operation could not produce a result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,7 +112,7 @@ pub struct Manager<S: NodeStore = SharedNodeTable, C: OpCache = SharedOpCache> {
     pub(crate) store: S,
     pub(crate) cache: C,
     pool: Pool,
-    roots: Mutex<HashMap<Bdd, usize>>,
+    roots: Arc<Roots>,
     config: Config,
     stats: Stats,
     next_op_id: std::sync::atomic::AtomicU64,
@@ -156,7 +157,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             store,
             cache,
             pool,
-            roots: Mutex::new(HashMap::new()),
+            roots: Arc::new(Roots::default()),
             config,
             stats,
             next_op_id: std::sync::atomic::AtomicU64::new(1),
@@ -184,40 +185,25 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
         self.store.size()
     }
 
-    /// Keeps `f` (and every node below it) alive across garbage collections until a
-    /// matching [`unprotect`](Manager::unprotect). Protecting twice needs two unprotects.
-    pub fn protect(&self, f: Bdd) {
-        if !f.is_const() {
-            *self.lock_roots().entry(f.regular()).or_insert(0) += 1;
-        }
+    /// Keeps `f` (and every node below it) alive across garbage collections until the
+    /// returned guard is dropped. The guard does not borrow the manager.
+    pub fn root(&self, f: Bdd) -> Root {
+        Root::new(&self.roots, f)
     }
 
-    /// Undoes one [`protect`](Manager::protect).
-    pub fn unprotect(&self, f: Bdd) {
-        if f.is_const() {
-            return;
-        }
-        let mut roots = self.lock_roots();
-        if let Some(n) = roots.get_mut(&f.regular()) {
-            *n -= 1;
-            if *n == 0 {
-                roots.remove(&f.regular());
-            }
-        }
+    /// Distinct nodes protected by [`Root`]s now.
+    pub fn root_count(&self) -> usize {
+        self.roots.len()
     }
 
-    fn lock_roots(&self) -> std::sync::MutexGuard<'_, HashMap<Bdd, usize>> {
-        self.roots.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Collects garbage now: every node not reachable from a protected root or from
+    /// Collects garbage now: every node not reachable from a [`Root`] or from
     /// `extra` is freed. Edges to freed nodes must not be used afterwards.
     pub fn collect_garbage(&mut self, extra: &[Bdd]) {
         self.collect(extra, None, false);
     }
 
     fn collect(&mut self, extra: &[Bdd], keep_since: Option<usize>, force_grow: bool) -> bool {
-        let roots: Vec<Bdd> = self.lock_roots().keys().copied().collect();
+        let roots = self.roots.snapshot();
         let mut it = roots.iter().chain(extra.iter()).copied();
         let grew = self
             .store
@@ -237,7 +223,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     }
 
     /// Runs `f` on the pool as one operation, with a context for BDD operations that may
-    /// fork. If the node table fills up meanwhile, collects garbage (keeping the protected
+    /// fork. If the node table fills up meanwhile, collects garbage (keeping the
     /// roots and `inputs`: every BDD `f` reads must be among them), grows the table, and
     /// runs `f` again.
     ///
@@ -254,7 +240,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     /// ```
     pub fn run<F>(&mut self, inputs: &[Bdd], f: F) -> Result<Bdd, BddError>
     where
-        F: Fn(&Ctx<'_, S, C>) -> Bdd + Sync,
+        F: Fn(&OpCtx<'_, S, C>) -> Bdd + Sync,
     {
         self.run_many(inputs, |c| vec![f(c)]).map(|v| v[0])
     }
@@ -262,7 +248,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     /// Like [`run`](Manager::run), for an operation with several results.
     pub fn run_many<F>(&mut self, inputs: &[Bdd], f: F) -> Result<Vec<Bdd>, BddError>
     where
-        F: Fn(&Ctx<'_, S, C>) -> Vec<Bdd> + Sync,
+        F: Fn(&OpCtx<'_, S, C>) -> Vec<Bdd> + Sync,
     {
         // An operation that fills the table unwinds (its intermediate results live on
         // worker stacks, which a collection cannot see), the collection keeps every node
@@ -282,7 +268,8 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             let mark = self.store.alloc_mark();
             let result = {
                 let this = &*self;
-                this.pool.run(|w| f(&Ctx::new(this, w)))
+                this.pool
+                    .run(|w| f(&OpCtx::new(&this.store, &this.cache, w)))
             };
             if !self.store.is_full() && !result.contains(&Bdd::INVALID) {
                 return Ok(result);
@@ -314,7 +301,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     }
 
     /// A fresh identifier for operations that need their own cache key space (a rename
-    /// with a particular variable map, or a user-written operation; see [`Ctx::memo_get`]).
+    /// with a particular variable map, or a user-written operation; see [`OpCtx::memo_get`]).
     pub fn fresh_op_id(&self) -> u64 {
         self.next_op_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -337,8 +324,8 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     }
 
     /// The node `(var, low, high)`, made canonical; fails only when the table is full.
-    /// Nothing is collected here (the caller may hold unprotected edges): to build many
-    /// nodes, use [`Ctx::make`] inside [`run`](Manager::run), which collects and retries.
+    /// Nothing is collected here (the caller may hold edges no [`Root`] keeps): to build many
+    /// nodes, use [`OpCtx::make`] inside [`run`](Manager::run), which collects and retries.
     pub fn make_node(&self, var: u32, low: Bdd, high: Bdd) -> Result<Bdd, BddError> {
         let r = self
             .store

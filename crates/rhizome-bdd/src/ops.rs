@@ -4,11 +4,14 @@
 //! the operands (so equivalent calls share a cache entry), an operation-cache lookup, the
 //! two cofactor sub-problems forked with `join`, `make` of the result, a cache store.
 //! A full node table makes `make` return [`Bdd::INVALID`]; every operation passes it up
-//! at once (`is_full` is checked on entry too), and [`Manager::run`] collects, grows the
-//! table and runs the operation again, which finds its finished sub-results in the cache.
+//! at once (`is_full` is checked on entry too), and [`Manager::run`](crate::Manager::run)
+//! collects, grows the table and runs the operation again, which finds its finished
+//! sub-results in the cache.
+//!
+//! The operations see only the node store, the cache and the worker: the manager, which
+//! owns those and runs operations, depends on this module, not the other way round.
 
 use crate::edge::Bdd;
-use crate::manager::Manager;
 use crate::node_table::NodeStore;
 use crate::op_cache::OpCache;
 use rhizome::pool::Worker;
@@ -47,11 +50,13 @@ pub(crate) fn make<S: NodeStore>(store: &S, slot: usize, var: u32, low: Bdd, hig
     }
 }
 
-/// The context of a running operation: the manager and the worker thread running it.
-/// Obtained from [`Manager::run`]; its methods are the BDD operations, callable in
-/// parallel through [`Ctx::join`].
-pub struct Ctx<'a, S: NodeStore, C: OpCache> {
-    m: &'a Manager<S, C>,
+/// The context of a running operation: the manager's node store and cache, and the worker
+/// thread running it. Obtained from [`Manager::run`](crate::Manager::run); its methods are
+/// the BDD operations, callable in parallel through [`OpCtx::join`]. (Named apart from
+/// `rhizome::Ctx`, the context of a processing element.)
+pub struct OpCtx<'a, S: NodeStore, C: OpCache> {
+    store: &'a S,
+    cache: &'a C,
     w: &'a Worker,
 }
 
@@ -65,25 +70,27 @@ macro_rules! check {
     }};
 }
 
-impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
-    pub(crate) fn new(m: &'a Manager<S, C>, w: &'a Worker) -> Ctx<'a, S, C> {
-        Ctx { m, w }
+impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
+    pub(crate) fn new(store: &'a S, cache: &'a C, w: &'a Worker) -> OpCtx<'a, S, C> {
+        OpCtx { store, cache, w }
     }
 
     /// Runs `a` and `b`, possibly in parallel on two workers.
     #[inline]
     pub fn join<RA: Send, RB: Send>(
         &self,
-        a: impl FnOnce(&Ctx<'_, S, C>) -> RA + Send,
-        b: impl FnOnce(&Ctx<'_, S, C>) -> RB + Send,
+        a: impl FnOnce(&OpCtx<'_, S, C>) -> RA + Send,
+        b: impl FnOnce(&OpCtx<'_, S, C>) -> RB + Send,
     ) -> (RA, RB) {
-        let m = self.m;
-        self.w
-            .join(move |w| a(&Ctx { m, w }), move |w| b(&Ctx { m, w }))
+        let (store, cache) = (self.store, self.cache);
+        self.w.join(
+            move |w| a(&OpCtx { store, cache, w }),
+            move |w| b(&OpCtx { store, cache, w }),
+        )
     }
 
     /// Whether the operation is being abandoned because the node table filled up: the
-    /// results computed now are discarded and [`Manager::run`] runs the operation again
+    /// results computed now are discarded and [`Manager::run`](crate::Manager::run) runs the operation again
     /// after a collection (sub-results finished before, memoised in the cache, are found
     /// again). Long user-written operations should return early when it holds.
     #[inline]
@@ -92,7 +99,7 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
     }
 
     /// `(var, low, high)` of `f` with its complement pushed into the children; `None` for
-    /// the constants or when [`aborted`](Ctx::aborted) (then `f` may be a placeholder).
+    /// the constants or when [`aborted`](OpCtx::aborted) (then `f` may be a placeholder).
     #[inline]
     pub fn top(&self, f: Bdd) -> Option<(u32, Bdd, Bdd)> {
         if f.is_const() || self.full() {
@@ -103,13 +110,13 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
     }
 
     /// Looks up a result memoised by a user-written operation: `op` from
-    /// [`Manager::fresh_op_id`] (one per operation kind), `a` and `b` its arguments.
+    /// [`Manager::fresh_op_id`](crate::Manager::fresh_op_id) (one per operation kind), `a` and `b` its arguments.
     #[inline]
     pub fn memo_get(&self, op: u64, a: Bdd, b: u64) -> Option<Bdd> {
         self.cached(a.0 | Self::op_key(op), b, 1)
     }
 
-    /// Memoises a result of a user-written operation (see [`memo_get`](Ctx::memo_get)).
+    /// Memoises a result of a user-written operation (see [`memo_get`](OpCtx::memo_get)).
     #[inline]
     pub fn memo_put(&self, op: u64, a: Bdd, b: u64, result: Bdd) -> Bdd {
         self.store(a.0 | Self::op_key(op), b, 1, result)
@@ -118,7 +125,7 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
     /// The node `(var, low, high)`, canonical.
     #[inline]
     pub fn make(&self, var: u32, low: Bdd, high: Bdd) -> Bdd {
-        make(&self.m.store, self.w.index(), var, low, high)
+        make(self.store, self.w.index(), var, low, high)
     }
 
     /// The conjunction of the positive literals of `vars` (in any order, duplicates
@@ -134,7 +141,7 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
 
     #[inline]
     fn full(&self) -> bool {
-        self.m.store.is_full()
+        self.store.is_full()
     }
 
     /// `(var, low, high)` of `f` with its complement pushed down; constants give
@@ -144,7 +151,7 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
         if f.is_const() {
             return (TERMINAL_VAR, f, f);
         }
-        let (v, l, h) = self.m.store.node(f.index());
+        let (v, l, h) = self.store.node(f.index());
         let c = f.is_complemented();
         (v, l.not_if(c), h.not_if(c))
     }
@@ -154,7 +161,7 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
         if f.is_const() {
             TERMINAL_VAR
         } else {
-            self.m.store.node(f.index()).0
+            self.store.node(f.index()).0
         }
     }
 
@@ -166,13 +173,13 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
 
     #[inline]
     fn cached(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
-        self.m.cache.get(k0, k1, k2)
+        self.cache.get(k0, k1, k2)
     }
 
     #[inline]
     fn store(&self, k0: u64, k1: u64, k2: u64, r: Bdd) -> Bdd {
         if r != Bdd::INVALID {
-            self.m.cache.put(k0, k1, k2, r);
+            self.cache.put(k0, k1, k2, r);
         }
         r
     }
@@ -460,12 +467,12 @@ impl<'a, S: NodeStore, C: OpCache> Ctx<'a, S, C> {
         [r00, r01, r10, r11]
     }
 
-    /// Successors of `s` under `r` (see [`Manager::relnext`]).
+    /// Successors of `s` under `r` (see [`Manager::relnext`](crate::Manager::relnext)).
     pub fn relnext(&self, s: Bdd, r: Bdd, vars: Bdd) -> Bdd {
         self.rel_image::<false>(s, r, vars)
     }
 
-    /// Predecessors of `s` under `r` (see [`Manager::relprev`]).
+    /// Predecessors of `s` under `r` (see [`Manager::relprev`](crate::Manager::relprev)).
     pub fn relprev(&self, s: Bdd, r: Bdd, vars: Bdd) -> Bdd {
         self.rel_image::<true>(s, r, vars)
     }

@@ -6,7 +6,7 @@
 
 use num_bigint::BigUint;
 use proptest::prelude::*;
-use rhizome_bdd::{Bdd, BddError, Config, Ctx, Manager, NodeStore, OpCache};
+use rhizome_bdd::{Bdd, BddError, Config, Manager, NodeStore, OpCache, OpCtx};
 
 /// Variables of the random formulas.
 const VARS: u32 = 22;
@@ -27,7 +27,7 @@ fn formula(seed: u64, clauses: usize) -> Vec<[(u32, bool); 3]> {
 
 /// The conjunction of `clauses`, halves in parallel: one operation whose intermediate
 /// BDDs are far larger than its result.
-fn cnf<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, clauses: &[[(u32, bool); 3]]) -> Bdd {
+fn cnf<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, clauses: &[[(u32, bool); 3]]) -> Bdd {
     match clauses {
         [] => Bdd::TRUE,
         [clause] => clause.iter().fold(Bdd::FALSE, |acc, &(v, neg)| {
@@ -44,7 +44,7 @@ fn cnf<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, clauses: &[[(u32, bool); 3]]
 
 /// Also xors the formula with a shifted copy of itself, so results share sub-results
 /// (cache hits across operations) and intermediate nodes die between operations.
-fn workload<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, seed: u64) -> Bdd {
+fn workload<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, seed: u64) -> Bdd {
     let f = formula(seed, 60);
     let g: Vec<_> = f
         .iter()
@@ -66,11 +66,12 @@ fn reference(seeds: &[u64]) -> Vec<BigUint> {
         max_nodes: 1 << 22,
         ..Config::default()
     });
+    let mut roots = Vec::new();
     let counts = seeds
         .iter()
         .map(|&s| {
             let f = m.run(&[], |c| workload(c, s)).unwrap();
-            m.protect(f);
+            roots.push(m.root(f));
             m.satcount(f, &all_vars())
         })
         .collect();
@@ -114,13 +115,14 @@ fn operations_that_fill_the_table_resume_and_give_the_reference_results() {
                 ..Config::default()
             });
             let mut kept = Vec::new();
+            let mut guards = Vec::new();
             for round in 0..2 {
                 for (i, &s) in seeds.iter().enumerate() {
                     let f = m.run(&[], |c| workload(c, s)).unwrap();
                     let what = format!("seed {s}, {workers} workers, grow {grow_on_full}");
                     assert_eq!(m.satcount(f, &all_vars()), expect[i], "{what}");
                     if round == 0 {
-                        m.protect(f);
+                        guards.push(m.root(f));
                         kept.push(f);
                     } else {
                         // Canonicity across collections: the same function is the same
@@ -235,11 +237,13 @@ proptest! {
             max_nodes: 1 << 16,
             ..Config::default()
         });
-        // Live functions with their truth tables; the literals are always there.
+        // Live functions with their truth tables; the literals are always there. `guards[i]`
+        // keeps `live[i].0`.
+        let mut guards = Vec::new();
         let mut live: Vec<(Bdd, Table)> = (0..SMALL_VARS)
             .map(|v| {
                 let x = m.ithvar(v);
-                m.protect(x);
+                guards.push(m.root(x));
                 (x, truth(&m, x))
             })
             .collect();
@@ -267,8 +271,8 @@ proptest! {
                 Step::Forget(a) => {
                     let i = pick(a);
                     if i >= SMALL_VARS as usize {
-                        let (f, _) = live.swap_remove(i);
-                        m.unprotect(f);
+                        live.swap_remove(i);
+                        guards.swap_remove(i);
                     }
                     None
                 }
@@ -279,7 +283,7 @@ proptest! {
             };
             if let Some((f, t)) = made {
                 prop_assert_eq!(truth(&m, f), t);
-                m.protect(f);
+                guards.push(m.root(f));
                 live.push((f, t));
             }
             // Every live function still denotes what it did.

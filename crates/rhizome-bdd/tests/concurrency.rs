@@ -3,18 +3,18 @@
 //! must survive every interleaving.
 
 use num_bigint::BigUint;
-use rhizome_bdd::{Bdd, Config, Ctx, Manager, NodeStore, OpCache};
+use rhizome_bdd::{Bdd, Config, Manager, NodeStore, OpCache, OpCtx};
 
 /// The constraint of one square, `(row, column)`.
-type CellFn<'f, S, C> = dyn Fn(&Ctx<'_, S, C>, u32, u32) -> Bdd + Sync + 'f;
+type CellFn<'f, S, C> = dyn Fn(&OpCtx<'_, S, C>, u32, u32) -> Bdd + Sync + 'f;
 
 /// The n-queens constraint as a BDD over n*n variables, built by one operation with
 /// the rows combined in parallel.
-fn queens<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, n: u32) -> Bdd {
+fn queens<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, n: u32) -> Bdd {
     let var = |r: u32, col: u32| r * n + col;
-    let lit = |c: &Ctx<'_, S, C>, v: u32| c.make(v, Bdd::FALSE, Bdd::TRUE);
+    let lit = |c: &OpCtx<'_, S, C>, v: u32| c.make(v, Bdd::FALSE, Bdd::TRUE);
     // square (r, col) occupied implies no attack on it
-    let cell = |c: &Ctx<'_, S, C>, r: u32, col: u32| -> Bdd {
+    let cell = |c: &OpCtx<'_, S, C>, r: u32, col: u32| -> Bdd {
         let mut none = Bdd::TRUE;
         for r2 in 0..n {
             for c2 in 0..n {
@@ -30,7 +30,7 @@ fn queens<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, n: u32) -> Bdd {
         c.implies(lit(c, var(r, col)), none)
     };
     fn rows<S: NodeStore, C: OpCache>(
-        c: &Ctx<'_, S, C>,
+        c: &OpCtx<'_, S, C>,
         lo: u32,
         hi: u32,
         n: u32,
@@ -62,9 +62,10 @@ fn queens_counts_are_exact_for_all_worker_counts() {
             ..Config::default()
         });
         let mut roots = Vec::new();
+        let mut guards = Vec::new();
         for &(n, count) in &expected {
             let f = m.run(&[], |c| queens(c, n)).unwrap();
-            m.protect(f);
+            guards.push(m.root(f));
             roots.push(f);
             let vars: Vec<u32> = (0..n * n).collect();
             assert_eq!(

@@ -8,7 +8,7 @@
 //! and a 1-bit integer `f_i` (fork `i` taken); one transition group per philosopher.
 
 use crate::model::Model;
-use rhizome_bdd::{Bdd, BddError, Ctx, Manager, NodeStore, OpCache};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, OpCtx};
 
 /// The built-in models, for `--help` texts and error messages.
 pub const BUILTIN_NAMES: &str = "philosophers:N (N >= 2)";
@@ -54,7 +54,7 @@ fn f_bit(i: usize) -> u32 {
 /// `bits` (state-bit positions, most significant first) encode `value`; `next` selects
 /// the next-state copies.
 fn equals<S: NodeStore, C: OpCache>(
-    c: &Ctx<'_, S, C>,
+    c: &OpCtx<'_, S, C>,
     bits: &[u32],
     value: u64,
     next: bool,
@@ -73,7 +73,7 @@ fn equals<S: NodeStore, C: OpCache>(
 }
 
 /// `x' = x` for one state bit.
-fn unchanged<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, bit: u32) -> Bdd {
+fn unchanged<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, bit: u32) -> Bdd {
     let (x, xp) = (
         c.make(2 * bit, Bdd::FALSE, Bdd::TRUE),
         c.make(2 * bit + 1, Bdd::FALSE, Bdd::TRUE),
@@ -81,13 +81,13 @@ fn unchanged<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, bit: u32) -> Bdd {
     c.equiv(x, xp)
 }
 
-fn and_all<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, fs: &[Bdd]) -> Bdd {
+fn and_all<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, fs: &[Bdd]) -> Bdd {
     fs.iter().fold(Bdd::TRUE, |r, &f| c.and(r, f))
 }
 
 /// The transition relation of philosopher `i` of `n`: take the left fork, take the right
 /// fork, or put both back.
-fn philosopher<S: NodeStore, C: OpCache>(c: &Ctx<'_, S, C>, i: usize, n: usize) -> Bdd {
+fn philosopher<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, i: usize, n: usize) -> Bdd {
     let s = s_bits(i);
     let (left, right) = (f_bit(i), f_bit((i + 1) % n));
     let take_left = and_all(
@@ -132,13 +132,13 @@ pub fn philosophers(m: &mut Manager, n: usize) -> Result<Model, BddError> {
     let prime_vars: Vec<u32> = (0..bits).map(|p| 2 * p + 1).collect();
     let all: Vec<u32> = (0..bits).collect();
     // Each BDD is built by one operation, so a collection in between cannot free parts
-    // of it; finished BDDs are protected until the model owns them.
+    // of it; finished BDDs are rooted until the model owns them.
     let initial = m.run(&[], |c| equals(c, &all, 0, false))?;
-    m.protect(initial);
+    let mut finished = vec![m.root(initial)];
     let mut groups = Vec::with_capacity(n);
     for i in 0..n {
         let rel = m.run(&[], |c| philosopher(c, i, n))?;
-        m.protect(rel);
+        finished.push(m.root(rel));
         let (left, right) = (f_bit(i), f_bit((i + 1) % n));
         let s = s_bits(i);
         let mut group_bits = [s[0], s[1], left, right];
@@ -147,8 +147,7 @@ pub fn philosophers(m: &mut Manager, n: usize) -> Result<Model, BddError> {
         let next: Vec<u32> = group_bits.iter().map(|b| 2 * b + 1).collect();
         groups.push((rel, cur, next));
     }
-    let rels: Vec<Bdd> = groups.iter().map(|g| g.0).collect();
-    let model = Model::new(
+    Model::new(
         m,
         format!("philosophers:{n}"),
         state_bits,
@@ -156,10 +155,5 @@ pub fn philosophers(m: &mut Manager, n: usize) -> Result<Model, BddError> {
         prime_vars,
         initial,
         groups,
-    );
-    for r in rels {
-        m.unprotect(r);
-    }
-    m.unprotect(initial);
-    model
+    )
 }

@@ -3,7 +3,7 @@
 use crate::model_file::{
     COMPLEMENT, Format, INDEX_MASK, StoredGroup, StoredModel, StoredNode, StoredSet,
 };
-use rhizome_bdd::{Bdd, BddError, Manager};
+use rhizome_bdd::{Bdd, BddError, Manager, Root};
 use std::collections::HashMap;
 
 /// One transition group: a relation over the current and next copies of a few state
@@ -22,7 +22,8 @@ pub struct Group {
     pub next_vars: Vec<u32>,
 }
 
-/// A model whose BDDs live in a [`Manager`] (which protects them from collection).
+/// A model whose BDDs live in a [`Manager`]: the model holds [`Root`]s of them, so they
+/// survive collections while the model (or a clone) lives.
 #[derive(Debug, Clone)]
 pub struct Model {
     /// A name for reports (file name or generator).
@@ -41,10 +42,13 @@ pub struct Model {
     /// variables are even: then `relnext` renames on the fly; otherwise images take a
     /// relational product and a rename.
     pub interleaved: bool,
+    /// Keeps `initial` and every group's BDDs alive (only held: dropped, it releases them).
+    _roots: Vec<Root>,
 }
 
 impl Model {
-    /// Builds a model from its parts, protecting its BDDs in `m`.
+    /// Builds a model from its parts, rooting its BDDs in `m` (`initial` and the
+    /// relations are rooted before anything that could collect them).
     pub fn new(
         m: &mut Manager,
         name: String,
@@ -54,16 +58,18 @@ impl Model {
         initial: Bdd,
         groups: Vec<(Bdd, Vec<u32>, Vec<u32>)>,
     ) -> Result<Model, BddError> {
-        m.protect(initial);
+        let mut roots: Vec<Root> = std::iter::once(initial)
+            .chain(groups.iter().map(|g| g.0))
+            .map(|b| m.root(b))
+            .collect();
         let mut gs = Vec::with_capacity(groups.len());
         for (relation, cur_vars, next_vars) in groups {
             let all: Vec<u32> = cur_vars.iter().chain(&next_vars).copied().collect();
-            // Each cube is protected as soon as it exists: making the next may collect.
-            m.protect(relation);
+            // Each cube is rooted as soon as it exists: making the next may collect.
             let vars = m.cube(&all)?;
-            m.protect(vars);
+            roots.push(m.root(vars));
             let cur_cube = m.cube(&cur_vars)?;
-            m.protect(cur_cube);
+            roots.push(m.root(cur_cube));
             gs.push(Group {
                 relation,
                 vars,
@@ -90,6 +96,7 @@ impl Model {
             initial,
             groups: gs,
             interleaved,
+            _roots: roots,
         })
     }
 
@@ -125,14 +132,8 @@ impl Model {
             .zip(&loaded[1..])
             .map(|(g, &relation)| (relation, g.cur_vars.clone(), g.next_vars.clone()))
             .collect::<Vec<_>>();
-        // Everything loaded stays protected until the model owns it: the operations below
-        // may collect garbage.
-        let mut temporaries: Vec<Bdd> = vec![initial];
-        temporaries.extend(groups.iter().map(|g| g.0));
-        for &b in &temporaries {
-            m.protect(b);
-        }
-        let model = Model::new(
+        // No operation runs before `Model::new` roots what was loaded.
+        Model::new(
             m,
             name,
             s.state_bits.clone(),
@@ -140,11 +141,7 @@ impl Model {
             s.prime_vars.clone(),
             initial,
             groups,
-        );
-        for b in temporaries {
-            m.unprotect(b);
-        }
-        model
+        )
     }
 
     /// The model as stored nodes (format-B conventions: the vars of a group are the

@@ -79,8 +79,8 @@ fn integer_of_var(model: &Model) -> HashMap<u32, usize> {
 /// `bddmc --merge-relations` does: each group's relation is extended with `x = x'` for
 /// every state bit it does not touch (the group leaves those unchanged, which its own
 /// relation leaves implicit), and the extended relations are joined by disjunction. The
-/// reachable states are the same; the images are fewer and larger. The separate groups are
-/// released (unprotected) once merged.
+/// reachable states are the same; the images are fewer and larger. The separate groups'
+/// roots are released with `model` (unless a clone of it lives on).
 pub fn merge_relations(m: &mut Manager, model: Model) -> Result<Model, BddError> {
     let relations: Vec<Bdd> = model.groups.iter().map(|g| g.relation).collect();
     let pairs: Vec<(u32, u32)> = model
@@ -120,8 +120,8 @@ pub fn merge_relations(m: &mut Manager, model: Model) -> Result<Model, BddError>
             .collect();
         big_union(c, &extended)
     })?;
-    m.protect(merged);
-    let out = Model::new(
+    // `Model::new` roots `merged` before it runs anything that could collect it.
+    Model::new(
         m,
         format!("{} (relations merged)", model.name),
         model.state_bits.clone(),
@@ -129,23 +129,12 @@ pub fn merge_relations(m: &mut Manager, model: Model) -> Result<Model, BddError>
         model.prime_vars.clone(),
         model.initial,
         vec![(merged, model.state_vars.clone(), model.prime_vars.clone())],
-    );
-    m.unprotect(merged);
-    let out = out?;
-    // What `Model::new` protected for the separate groups; the initial set was protected
-    // again by the merged model.
-    m.unprotect(model.initial);
-    for g in &model.groups {
-        m.unprotect(g.relation);
-        m.unprotect(g.vars);
-        m.unprotect(g.cur_cube);
-    }
-    Ok(out)
+    )
 }
 
 /// The disjunction of `rs`, halves in parallel (as `bddmc`'s `big_union`).
 fn big_union<S: rhizome_bdd::NodeStore, C: rhizome_bdd::OpCache>(
-    c: &rhizome_bdd::Ctx<'_, S, C>,
+    c: &rhizome_bdd::OpCtx<'_, S, C>,
     rs: &[Bdd],
 ) -> Bdd {
     match rs {

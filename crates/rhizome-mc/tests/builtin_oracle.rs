@@ -61,9 +61,11 @@ fn philosophers_match_explicit_search_for_all_strategies() {
                     assert_eq!(r.level_nodes.len(), levels - 1);
                 }
                 // Canonicity: every strategy builds the very same BDD.
-                match reachable {
+                // (The first report's set stays rooted in `reachable`, so later runs
+                // cannot collect it and rebuild it elsewhere.)
+                match reachable.as_ref().map(|b: &rhizome_bdd::Root| b.get()) {
                     None => reachable = Some(r.reachable),
-                    Some(b) => assert_eq!(b, r.reachable, "n={n} {strategy}"),
+                    Some(b) => assert_eq!(b, r.reachable.get(), "n={n} {strategy}"),
                 }
             }
         }

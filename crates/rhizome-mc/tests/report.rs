@@ -156,6 +156,52 @@ fn a_table_that_fills_up_gives_a_partial_report() {
             // The first level: any one philosopher takes a left fork.
             assert_eq!(p.per_level[1].states, BigUint::from(1u32 + 64));
         }
+        // Every root the failed run took on its way out is released: only the partial
+        // report's set and the model's BDDs remain, and nothing once they are dropped.
+        let visited = e.partial.reachable.get();
+        assert!(m.root_count() >= 1);
+        drop(e);
+        drop(model);
+        assert_eq!(
+            m.root_count(),
+            0,
+            "{strategy}: a root leaked (visited {visited:?})"
+        );
+    }
+}
+
+#[test]
+fn every_strategy_releases_its_roots() {
+    let opts = ReachOptions {
+        deadlocks: true,
+        trace: true,
+        ..Default::default()
+    };
+    for strategy in [
+        Strategy::Bfs,
+        Strategy::Par,
+        Strategy::Chaining,
+        Strategy::Sat,
+    ] {
+        let mut m = Manager::new(2);
+        let model = builtin::philosophers(&mut m, 6).unwrap();
+        let model_roots = m.root_count();
+        assert!(model_roots > 0);
+        let r = reach(&mut m, &model, strategy, &opts, &mut |_, _| {}).unwrap();
+        assert_eq!(r.deadlocks.as_ref().unwrap().count, BigUint::from(1u32));
+        // The report's set is the one root beyond the model's (it is not among them).
+        assert_eq!(m.root_count(), model_roots + 1, "{strategy}");
+        let copy = r.clone();
+        drop(r);
+        assert_eq!(
+            m.root_count(),
+            model_roots + 1,
+            "{strategy}: the clone keeps it"
+        );
+        drop(copy);
+        assert_eq!(m.root_count(), model_roots, "{strategy}");
+        drop(model);
+        assert_eq!(m.root_count(), 0, "{strategy}");
     }
 }
 
@@ -231,28 +277,23 @@ fn replay(m: &mut Manager, model: &Model, trace: &[TraceStep], deadlock: &[u64])
     if !model.interleaved {
         return;
     }
-    let mut visited = model.initial;
-    m.protect(visited);
+    let mut visited = m.root(model.initial);
     let mut level = 0;
-    while !contains(m, model, visited, deadlock) {
+    while !contains(m, model, visited.get(), deadlock) {
         level += 1;
-        let mut next = visited;
+        let mut next = m.root(visited.get());
         for g in &model.groups {
-            let img = m.relnext(visited, g.relation, g.vars).unwrap();
-            m.protect(next);
-            let u = m.run(&[next, img], |c| c.or(next, img)).unwrap();
-            m.unprotect(next);
-            next = u;
+            let img = m.relnext(visited.get(), g.relation, g.vars).unwrap();
+            let n = next.get();
+            let u = m.run(&[n, img], |c| c.or(n, img)).unwrap();
+            next.set(u);
         }
-        m.protect(next);
-        m.unprotect(visited);
         visited = next;
         assert!(
             level <= trace.len(),
             "the deadlock is not reached within the trace's length"
         );
     }
-    m.unprotect(visited);
     assert_eq!(level, trace.len() - 1, "the trace is not a shortest path");
 }
 
@@ -330,11 +371,11 @@ fn traces_on_a_model_whose_next_variables_are_not_interleaved() {
         .collect();
     let to = |v: u32| map.iter().find(|p| p.0 == v).unwrap().1;
     let initial = m.rename(base.initial, &map).unwrap();
-    m.protect(initial);
+    let mut renamed = vec![m.root(initial)];
     let mut groups = Vec::new();
     for g in &base.groups {
         let r = m.rename(g.relation, &map).unwrap();
-        m.protect(r);
+        renamed.push(m.root(r));
         groups.push((
             r,
             g.cur_vars.iter().map(|&v| to(v)).collect(),

@@ -1,0 +1,57 @@
+//! `bfs` and `par`: level by level, the images of a level group by group or all in one
+//! parallel operation.
+
+use super::Strategy;
+use super::image::{image_op, par_image};
+use super::progress::Run;
+use crate::model::Model;
+use rhizome_bdd::{Bdd, BddError, Manager};
+
+/// `bfs` and `par`: level by level until a level finds no new state.
+pub(super) fn bfs_levels(
+    m: &mut Manager,
+    model: &Model,
+    strategy: Strategy,
+    run: &mut Run<'_>,
+) -> Result<(), BddError> {
+    let mut front = m.root(model.initial);
+    loop {
+        run.next_level();
+        // Images are taken of the frontier or of the whole visited set, whichever
+        // BDD is smaller: both have the same successors outside `visited` (every
+        // successor of an older state is visited already), so the levels and the
+        // result are the thesis' (new = image(new) minus visited). Which is smaller
+        // depends on the model: the visited set is often smoother (Sylvan images it
+        // always), the frontier sometimes far smaller.
+        let v = if m.fewer_nodes(front.get(), run.visited.get()) {
+            front.get()
+        } else {
+            run.visited.get()
+        };
+        let new = if strategy == Strategy::Par {
+            let groups = &model.groups;
+            let seen = run.visited.get();
+            m.run(&[v, seen], |c| {
+                let succ = par_image(c, groups, v);
+                c.diff(succ, seen)
+            })?
+        } else {
+            let mut succ = m.root(Bdd::FALSE);
+            for g in &model.groups {
+                let img = image_op(m, model, g, v)?;
+                let img = m.root(img);
+                let u = m.or(succ.get(), img.get())?;
+                succ.set(u);
+            }
+            m.diff(succ.get(), run.visited.get())?
+        };
+        if new == Bdd::FALSE {
+            run.record(m, model, Some(Bdd::FALSE), false);
+            return Ok(());
+        }
+        front.set(new);
+        let u = m.or(run.visited.get(), new)?;
+        run.visited.set(u);
+        run.record(m, model, Some(new), true);
+    }
+}

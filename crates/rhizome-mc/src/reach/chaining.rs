@@ -1,0 +1,30 @@
+//! `chaining`: every group's image is added to the set at once.
+
+use super::image::image_op;
+use super::progress::Run;
+use crate::model::Model;
+use rhizome_bdd::{BddError, Manager};
+
+/// `chaining`: every group's image is added at once, until a sweep adds nothing.
+pub(super) fn chaining_levels(
+    m: &mut Manager,
+    model: &Model,
+    run: &mut Run<'_>,
+) -> Result<(), BddError> {
+    loop {
+        run.next_level();
+        let mut front = m.root(run.visited.get());
+        for g in &model.groups {
+            let img = image_op(m, model, g, front.get())?;
+            let img = m.root(img);
+            let u = m.or(front.get(), img.get())?;
+            front.set(u);
+        }
+        let grown = front.get() != run.visited.get();
+        run.visited.set(front.get());
+        run.record(m, model, None, grown);
+        if !grown {
+            return Ok(());
+        }
+    }
+}

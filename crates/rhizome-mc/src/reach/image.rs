@@ -1,0 +1,89 @@
+//! Images and pre-images under the transition groups: inside an operation, as whole
+//! operations (with the fallback for models whose next variables are not interleaved),
+//! and over all groups in parallel.
+
+use crate::model::{Group, Model};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, OpCtx};
+
+/// The image of `s` under one group, inside an operation.
+pub(super) fn image<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, g: &Group, s: Bdd) -> Bdd {
+    c.relnext(s, g.relation, g.vars)
+}
+
+/// The image of `s` under one group, as its own operation (with the fallback for
+/// models whose next variables are not interleaved with the current ones).
+pub(super) fn image_op(m: &mut Manager, model: &Model, g: &Group, s: Bdd) -> Result<Bdd, BddError> {
+    if model.interleaved {
+        m.relnext(s, g.relation, g.vars)
+    } else {
+        let t = m.and_exists(s, g.relation, g.cur_cube)?;
+        let map: Vec<(u32, u32)> = g
+            .next_vars
+            .iter()
+            .copied()
+            .zip(g.cur_vars.iter().copied())
+            .collect();
+        let t = m.root(t);
+        m.rename(t.get(), &map)
+    }
+}
+
+/// The predecessors of `s` (rooted by the caller) under one group, as its own
+/// operation: the inverse of [`image_op`].
+pub(super) fn preimage_op(
+    m: &mut Manager,
+    model: &Model,
+    g: &Group,
+    s: Bdd,
+) -> Result<Bdd, BddError> {
+    if model.interleaved {
+        return m.relprev(s, g.relation, g.vars);
+    }
+    // Only the group's variables move to their next copies: the others are what the
+    // relation leaves unchanged, and stay as current variables in the result.
+    let map: Vec<(u32, u32)> = g
+        .cur_vars
+        .iter()
+        .copied()
+        .zip(g.next_vars.iter().copied())
+        .collect();
+    let primed = m.rename(s, &map)?;
+    let primed = m.root(primed);
+    let next_cube = m.cube(&g.next_vars)?;
+    let next_cube = m.root(next_cube);
+    m.and_exists(primed.get(), g.relation, next_cube.get())
+}
+
+/// Union of the images of `s` under `groups`, forked in halves.
+pub(super) fn par_image<S: NodeStore, C: OpCache>(
+    c: &OpCtx<'_, S, C>,
+    groups: &[Group],
+    s: Bdd,
+) -> Bdd {
+    match groups {
+        [] => Bdd::FALSE,
+        [g] => image(c, g, s),
+        _ => {
+            let (a, b) = groups.split_at(groups.len() / 2);
+            let (x, y) = c.join(|c| par_image(c, a, s), |c| par_image(c, b, s));
+            c.or(x, y)
+        }
+    }
+}
+
+/// Union of the pre-images of `s` under `groups`, forked in halves.
+pub(super) fn par_preimage<S: NodeStore, C: OpCache>(
+    c: &OpCtx<'_, S, C>,
+    groups: &[Group],
+    s: Bdd,
+) -> Bdd {
+    match groups {
+        [] => Bdd::FALSE,
+        [g] => c.relprev(s, g.relation, g.vars),
+        _ => {
+            let (a, b) = groups.split_at(groups.len() / 2);
+            let (x, y) = c.join(|c| par_preimage(c, a, s), |c| par_preimage(c, b, s));
+            c.or(x, y)
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! `sat`: saturation, as one parallel operation, or step by step when the table cannot
+//! hold a whole saturation's intermediate nodes.
+
+use super::image::image;
+use super::progress::{Run, Watch};
+use crate::model::{Group, Model};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, OpCtx};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+/// `sat`: saturation, first as one parallel operation (the branches of the set saturate
+/// on different workers); if even the largest table cannot hold its intermediate nodes,
+/// step by step with collections in between.
+pub(super) fn saturate(m: &mut Manager, model: &Model, run: &mut Run<'_>) -> Result<(), BddError> {
+    let mut order: Vec<&Group> = model.groups.iter().collect();
+    order.sort_by_key(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX));
+    let tops: Vec<u32> = order
+        .iter()
+        .map(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX))
+        .collect();
+    let watch = run.watch.as_deref();
+    if let Some(w) = watch {
+        w.sat_groups.store(order.len(), Ordering::Relaxed);
+    }
+    let start = run.visited.get();
+    let op = m.fresh_op_id();
+    let plan = SatPlan {
+        order: &order,
+        tops: &tops,
+        op,
+        watch,
+    };
+    let r = match m.run(&[start], |c| plan.saturate(c, start, 0)) {
+        Ok(r) => r,
+        Err(_) => {
+            let mut sat = Saturation {
+                order,
+                tops,
+                memo: HashMap::new(),
+                collections: m.stats().collections,
+                watch,
+            };
+            sat.saturate(m, start, 0)?
+        }
+    };
+    run.visited.set(r);
+    Ok(())
+}
+
+/// Saturation as one pool operation: branches of the set above the groups' variables are
+/// saturated in parallel, results are memoised in the operation cache.
+struct SatPlan<'a> {
+    /// Groups sorted by their top variable, and those variables.
+    order: &'a [&'a Group],
+    tops: &'a [u32],
+    /// Cache key space of this saturation.
+    op: u64,
+    watch: Option<&'a Watch>,
+}
+
+impl SatPlan<'_> {
+    /// The least fixpoint of `set` under the groups `order[k..]`, all of which leave the
+    /// variables above `set`'s top alone.
+    fn saturate<S: NodeStore, C: OpCache>(&self, c: &OpCtx<'_, S, C>, set: Bdd, k: usize) -> Bdd {
+        if set == Bdd::FALSE || k == self.order.len() || c.aborted() {
+            return set;
+        }
+        if let Some(r) = c.memo_get(self.op, set, k as u64) {
+            return r;
+        }
+        let r = match c.top(set) {
+            Some((v, lo, hi)) if v < self.tops[k] => {
+                let (l, h) = c.join(|c| self.saturate(c, lo, k), |c| self.saturate(c, hi, k));
+                c.make(v, l, h)
+            }
+            _ => {
+                let count = self.tops[k..]
+                    .iter()
+                    .take_while(|&&t| t == self.tops[k])
+                    .count();
+                let mut r = set;
+                loop {
+                    note_round(self.watch, k);
+                    let prev = r;
+                    r = self.saturate(c, r, k + count);
+                    for g in &self.order[k..k + count] {
+                        let img = image(c, g, r);
+                        r = c.or(r, img);
+                    }
+                    if c.aborted() {
+                        return set;
+                    }
+                    if r == prev {
+                        break;
+                    }
+                }
+                r
+            }
+        };
+        if c.aborted() {
+            return set;
+        }
+        c.memo_put(self.op, set, k as u64, r)
+    }
+}
+
+/// Saturation, driven from the calling thread: every fixpoint step (one group's image
+/// and its union) is one pool operation, so garbage can be collected between steps. (As
+/// a single operation, saturation would have to keep every intermediate node until the
+/// end, and restart from scratch whenever the table filled up.)
+struct Saturation<'a> {
+    /// Groups sorted by their top variable, and those variables.
+    order: Vec<&'a Group>,
+    tops: Vec<u32>,
+    /// Results of `saturate(set, k)`; valid until the next collection.
+    memo: HashMap<(Bdd, usize), Bdd>,
+    collections: u64,
+    watch: Option<&'a Watch>,
+}
+
+impl Saturation<'_> {
+    /// The least fixpoint of `set` (rooted by the caller) under the groups
+    /// `order[k..]`, all of which leave the variables above `set`'s top alone. The
+    /// result is not rooted: the caller roots it before the next operation.
+    fn saturate(&mut self, m: &mut Manager, set: Bdd, k: usize) -> Result<Bdd, BddError> {
+        if set == Bdd::FALSE || k == self.order.len() {
+            return Ok(set);
+        }
+        if m.stats().collections != self.collections {
+            self.memo.clear();
+            self.collections = m.stats().collections;
+        }
+        if let Some(&r) = self.memo.get(&(set, k)) {
+            return Ok(r);
+        }
+        let r = match m.node(set) {
+            // The set branches above every variable these groups touch: saturate each
+            // branch on its own (the children are kept alive by `set`).
+            Some((v, lo, hi)) if v < self.tops[k] => {
+                let l = self.saturate(m, lo, k)?;
+                let l = m.root(l);
+                let h = self.saturate(m, hi, k)?;
+                let h = m.root(h);
+                let (lb, hb) = (l.get(), h.get());
+                m.run(&[lb, hb], |c| c.make(v, lb, hb))?
+            }
+            _ => {
+                // Every group starting at this level is chained once per round; the
+                // groups below are saturated first (as Sylvan's bddmc does).
+                let count = self.tops[k..]
+                    .iter()
+                    .take_while(|&&t| t == self.tops[k])
+                    .count();
+                let mut r = m.root(set);
+                loop {
+                    note_round(self.watch, k);
+                    let prev = m.root(r.get());
+                    let deeper = self.saturate(m, r.get(), k + count)?;
+                    r.set(deeper);
+                    for g in &self.order[k..k + count] {
+                        let cur = r.get();
+                        let next = m.run(&[cur], |c| {
+                            let img = image(c, g, cur);
+                            c.or(cur, img)
+                        })?;
+                        r.set(next);
+                    }
+                    if r.get() == prev.get() {
+                        break;
+                    }
+                }
+                r.get()
+            }
+        };
+        if m.stats().collections != self.collections {
+            self.memo.clear();
+            self.collections = m.stats().collections;
+        }
+        self.memo.insert((set, k), r);
+        Ok(r)
+    }
+}
+
+/// Tells the watch that the fixpoint of group `k` begins a round.
+fn note_round(watch: Option<&Watch>, k: usize) {
+    if let Some(w) = watch {
+        w.sat_group.store(k, Ordering::Relaxed);
+        w.sat_rounds.fetch_add(1, Ordering::Relaxed);
+    }
+}
