@@ -64,9 +64,10 @@ pub trait NodeStore: Sync + Send {
     fn is_live(&self, index: u64) -> bool;
     /// Keeps the nodes reachable from `roots`, and from every node allocated since
     /// `keep_since` (an [`alloc_mark`](NodeStore::alloc_mark) taken since the last
-    /// collection), frees the rest; grows the table while more than `grow_threshold` of
-    /// it is live (or by at least one doubling when `force_grow`). Returns whether the
-    /// table grew. Requires that no operation is running.
+    /// collection), frees the rest; grows the table while the nodes reachable from
+    /// `roots` alone fill more than `grow_threshold` of it (or by at least one doubling
+    /// when `force_grow`). Returns whether the table grew. Requires that no operation is
+    /// running.
     fn collect(
         &mut self,
         roots: &mut dyn Iterator<Item = Bdd>,
@@ -272,6 +273,7 @@ impl NodeStore for SharedNodeTable {
             }
         }
         let mut stack: Vec<u64> = roots.map(|b| b.index()).collect();
+        let mut partial: Vec<u64> = Vec::new();
         if let Some(first) = keep_since {
             // The regions handed out since the mark hold the partial results of an
             // operation that ran out of room: keeping them (and their cache entries) lets
@@ -281,7 +283,7 @@ impl NodeStore for SharedNodeTable {
             for w in first.min(end) * REGION_WORDS..end * REGION_WORDS {
                 let mut bits = *self.used[w].get_mut();
                 while bits != 0 {
-                    stack.push((w * 64) as u64 + bits.trailing_zeros() as u64);
+                    partial.push((w * 64) as u64 + bits.trailing_zeros() as u64);
                     bits &= bits - 1;
                 }
             }
@@ -290,27 +292,38 @@ impl NodeStore for SharedNodeTable {
             w.store(0, Ordering::Relaxed);
         }
         self.used[0].store(1, Ordering::Relaxed);
+        // The roots first: what they reach is the live data that sizes the table. The
+        // partial results are kept for one rerun and die with it; counting them would grow
+        // the table for a working set that is gone by the next collection (at.5.8 BFS grew
+        // to 32M slots, twice the memory, on a partial-result peak).
         let mut live = 0usize;
-        while let Some(i) = stack.pop() {
-            if i == 0 {
-                continue;
+        let mut root_live = 0usize;
+        for phase in 0..2 {
+            if phase == 1 {
+                root_live = live;
+                stack = std::mem::take(&mut partial);
             }
-            let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
-            let word = self.used[w].get_mut();
-            if *word & b != 0 {
-                continue;
+            while let Some(i) = stack.pop() {
+                if i == 0 {
+                    continue;
+                }
+                let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
+                let word = self.used[w].get_mut();
+                if *word & b != 0 {
+                    continue;
+                }
+                *word |= b;
+                live += 1;
+                let (_, low, high) = self.node(i);
+                stack.push(low.index());
+                stack.push(high.index());
             }
-            *word |= b;
-            live += 1;
-            let (_, low, high) = self.node(i);
-            stack.push(low.index());
-            stack.push(high.index());
         }
         let mut new_size = size;
         if force_grow && new_size < self.capacity() {
             new_size *= 2;
         }
-        while (live as f64) > new_size as f64 * grow_threshold && new_size < self.capacity() {
+        while (root_live as f64) > new_size as f64 * grow_threshold && new_size < self.capacity() {
             new_size *= 2;
         }
         self.size.store(new_size, Ordering::Relaxed);

@@ -6,7 +6,7 @@
 
 use num_bigint::BigUint;
 use proptest::prelude::*;
-use rhizome_bdd::{Bdd, BddError, Config, Manager, NodeStore, OpCache, OpCtx};
+use rhizome_bdd::{Bdd, BddError, Config, Manager, NodeStore, OpCache, OpCtx, SharedNodeTable};
 
 /// Variables of the random formulas.
 const VARS: u32 = 22;
@@ -167,6 +167,50 @@ fn growth_at_every_collection_stops_at_the_limit() {
     }
     assert_eq!(m.table_size(), 1 << 14, "{:?}", m.stats());
     assert!(failed < seeds.len(), "nothing fit in 16K slots");
+}
+
+/// `n` distinct nodes `(first + i, FALSE, TRUE)`, made through the outside slot.
+fn distinct_nodes(t: &SharedNodeTable, first: u32, n: u32) -> Vec<u64> {
+    (first..first + n)
+        .map(|v| {
+            t.with_outside_slot(|s| t.find_or_put(s, v, Bdd::FALSE, Bdd::TRUE))
+                .expect("room for the test's nodes")
+        })
+        .collect()
+}
+
+#[test]
+fn partial_results_are_kept_but_only_live_data_grows_the_table() {
+    // 4096 slots, grown while more than 1/8 (512 nodes) is live. 100 nodes stay reachable
+    // from a root; 1500 more were made by an operation that failed after the mark.
+    let make = || {
+        let mut t = SharedNodeTable::new(1 << 12, 1 << 16, 1);
+        let live = distinct_nodes(&t, 0, 100);
+        // A collection hands back the allocation cursors, so what is made after the mark
+        // lies in regions handed out after it, as in an operation that starts afresh.
+        let roots = live.iter().map(|&i| Bdd::from_raw(i));
+        assert!(!t.collect(&mut roots.into_iter(), None, 0.125, false));
+        let mark = t.alloc_mark();
+        let partial = distinct_nodes(&t, 100, 1500);
+        (t, live, mark, partial)
+    };
+    let (mut t, live, mark, partial) = make();
+    let roots = live.iter().map(|&i| Bdd::from_raw(i));
+    let grew = t.collect(&mut roots.into_iter(), Some(mark), 0.125, false);
+    // The partial results survive (so the operation's rerun finds them), but they are
+    // the rerun's working set, gone by the next collection: they must not size the table.
+    assert!(!grew, "grew for partial results");
+    assert_eq!(t.size(), 1 << 12);
+    assert!(live.iter().chain(&partial).all(|&i| t.is_live(i)));
+    assert_eq!(t.used_count(), 100 + 1500, "roots and partial results");
+
+    // The same nodes reachable from roots are live data: the table grows to keep them
+    // under 1/8 of it (1600 nodes: 16384 slots).
+    let (mut t, live, _, partial) = make();
+    let roots = live.iter().chain(&partial).map(|&i| Bdd::from_raw(i));
+    assert!(t.collect(&mut roots.into_iter(), None, 0.125, false));
+    assert_eq!(t.size(), 1 << 14);
+    assert_eq!(t.used_count(), 1600);
 }
 
 #[test]
