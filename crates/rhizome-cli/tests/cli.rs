@@ -18,183 +18,20 @@ mod launch;
 mod models;
 #[path = "../../rhizome-mc/tests/support/philosophers.rs"]
 mod philosophers;
+mod support;
+
+use support::*;
 
 use launch::Outcome;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
-/// A launch that has not ended after this long is a hang.
-const HANG_LIMIT: Duration = Duration::from_secs(180);
-
-// ----- running the binary -----
-
-/// Checks on a finished run of the command.
-trait Checked {
-    /// Exit 0, and no panic on the way (a failed PE thread could print one and still
-    /// leave the process a zero exit).
-    fn success(self) -> Self;
-    /// The value of the summary line `key`, e.g. `states` in `states     82`.
-    fn field(&self, key: &str) -> &str;
-}
-
-impl Checked for Outcome {
-    fn success(self) -> Outcome {
-        assert_eq!(self.code, Some(0), "{}", self.context());
-        no_panic(&self);
-        self
-    }
-
-    fn field(&self, key: &str) -> &str {
-        summary_field(&self.stdout, key).unwrap_or_else(|| {
-            panic!("no `{key}` line in the summary\n{}", self.context());
-        })
-    }
-}
-
-fn summary_field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    text.lines().find_map(|l| {
-        let rest = l.strip_prefix(key)?;
-        // `states` must not match a `statesfoo` line; the value follows spaces.
-        rest.starts_with(' ').then(|| rest.trim())
-    })
-}
-
-fn rhizome(args: &[&str]) -> Outcome {
-    rhizome_env(args, &[])
-}
-
-fn rhizome_env(args: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rhizome"));
-    launch::clear_rhizome_env(&mut cmd);
-    cmd.args(args).envs(env.iter().copied());
-    launch::run(cmd, &format!("rhizome {}", args.join(" ")), HANG_LIMIT)
-}
-
-fn no_panic(o: &Outcome) {
-    for bad in ["panicked", "RUST_BACKTRACE", "stack backtrace"] {
-        assert!(
-            !o.stderr.contains(bad) && !o.stdout.contains(bad),
-            "a panic, not an error\n{}",
-            o.context()
-        );
-    }
-}
-
-/// A run-time error: exit 1 and exactly one line on stderr, `rhizome: error: ...`,
-/// containing every `needle`. Returns that line.
-fn clean_error(o: &Outcome, needles: &[&str]) -> String {
-    no_panic(o);
-    assert_eq!(o.code, Some(1), "{}", o.context());
-    let lines: Vec<&str> = o.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "not one line on stderr\n{}", o.context());
-    assert!(lines[0].starts_with("rhizome: error: "), "{}", o.context());
-    for n in needles {
-        assert!(
-            lines[0].contains(n),
-            "no {n:?} in the error\n{}",
-            o.context()
-        );
-    }
-    lines[0].to_string()
-}
-
-/// A command-line error found by clap: exit 2, the one-line `error: ...` naming the
-/// problem, possibly clap's hints (possible values, a tip, the usage line), then its
-/// pointer to `--help`; nothing on stdout. This is clap's standard form, which users and
-/// scripts know; the exit code tells it apart from a failed run (1).
-fn usage_error(o: &Outcome, needles: &[&str]) {
-    no_panic(o);
-    assert_eq!(o.code, Some(2), "{}", o.context());
-    assert!(o.stdout.is_empty(), "{}", o.context());
-    let lines: Vec<&str> = o.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(
-        lines.first().is_some_and(|l| l.starts_with("error: ")),
-        "{}",
-        o.context()
-    );
-    for n in needles {
-        assert!(
-            lines[0].contains(n),
-            "no {n:?} in the error\n{}",
-            o.context()
-        );
-    }
-    assert_eq!(
-        lines.last().copied(),
-        Some("For more information, try '--help'."),
-        "{}",
-        o.context()
-    );
-    let hint = |l: &&str| {
-        let l = l.trim_start();
-        ["[possible values:", "tip:", "Usage:"]
-            .iter()
-            .any(|h| l.starts_with(h))
-    };
-    assert!(
-        lines[1..lines.len() - 1].iter().all(hint),
-        "more than the error and clap's hints\n{}",
-        o.context()
-    );
-}
-
-// ----- files -----
-
-/// A fresh directory under the system's temp directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "rhizome-cli-test-{}-{tag}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("create a temp dir");
-        TempDir(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, bytes).expect("write a temp file");
-        p
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temp path")
-}
 
 fn read_json(p: &Path) -> Value {
     let text = std::fs::read_to_string(p)
         .unwrap_or_else(|e| panic!("the JSON file {} was not written: {e}", p.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}\n{text}", p.display()))
-}
-
-/// The shared models directory. The tests that need it are ignored without it (the
-/// `has_models` attribute), so they reach this only when it is there.
-fn models_dir() -> Option<PathBuf> {
-    Some(models::required_models_dir())
-}
-
-/// A model file of the shared directory as an argument.
-fn model(dir: &Path, file: &str) -> String {
-    dir.join(file).to_str().expect("UTF-8 path").to_string()
 }
 
 // ----- the built-in model's oracle -----
@@ -1036,7 +873,7 @@ fn unreadable_model_files_name_the_file() {
     let missing = tmp.path("no-such-model.bdd");
     let e = clean_error(&rhizome(&["reach", s(&missing)]), &[s(&missing)]);
     assert!(e.contains("No such file"), "{e}");
-    let e = clean_error(&rhizome(&["reach", s(&tmp.0)]), &[s(&tmp.0)]);
+    let e = clean_error(&rhizome(&["reach", s(tmp.dir())]), &[s(tmp.dir())]);
     assert!(e.contains("directory"), "{e}");
     let empty = tmp.write("empty.bdd", b"");
     let e = clean_error(&rhizome(&["reach", s(&empty)]), &[]);

@@ -13,110 +13,20 @@
 mod launch;
 #[path = "../../rhizome-mc/tests/support/models.rs"]
 mod models;
+mod support;
+
+use support::{HANG_LIMIT, TempDir, command, field, models_dir, rhizome, s, success};
 
 use launch::Outcome;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// A launch that has not ended after this long is a hang.
-const HANG_LIMIT: Duration = Duration::from_secs(180);
-
-fn rhizome(args: &[&str]) -> Outcome {
-    launch::run(
-        command(args),
-        &format!("rhizome {}", args.join(" ")),
-        HANG_LIMIT,
-    )
-}
-
-fn command(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rhizome"));
-    launch::clear_rhizome_env(&mut cmd);
-    cmd.args(args);
-    cmd
-}
-
-fn success(o: Outcome) -> Outcome {
-    assert_eq!(o.code, Some(0), "{}", o.context());
-    no_panic(&o);
-    o
-}
-
-fn no_panic(o: &Outcome) {
-    for bad in ["panicked", "RUST_BACKTRACE", "stack backtrace"] {
-        assert!(
-            !o.stderr.contains(bad) && !o.stdout.contains(bad),
-            "a panic, not an error\n{}",
-            o.context()
-        );
-    }
-}
-
-/// The value of the summary line `key` in `text`, e.g. `states` in `states     82`.
-fn field<'a>(text: &'a str, key: &str) -> &'a str {
-    text.lines()
-        .find_map(|l| {
-            let rest = l.strip_prefix(key)?;
-            rest.starts_with(' ').then(|| rest.trim())
-        })
-        .unwrap_or_else(|| panic!("no `{key}` line in\n{text}"))
-}
-
-/// A run-time error: exit 1 and exactly one line on stderr, `rhizome: error: ...`,
-/// containing every `needle`; nothing on stdout.
+/// A run-time error (see [`support::clean_error`]) that printed nothing on stdout.
 fn clean_error(o: &Outcome, needles: &[&str]) {
-    no_panic(o);
-    assert_eq!(o.code, Some(1), "{}", o.context());
-    let lines: Vec<&str> = o.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "not one line on stderr\n{}", o.context());
-    assert!(lines[0].starts_with("rhizome: error: "), "{}", o.context());
-    for n in needles {
-        assert!(
-            lines[0].contains(n),
-            "no {n:?} in the error\n{}",
-            o.context()
-        );
-    }
+    support::clean_error(o, needles);
     assert!(o.stdout.is_empty(), "{}", o.context());
-}
-
-/// A fresh directory under the system's temp directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "rhizome-cli-flags-{}-{tag}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("create a temp dir");
-        TempDir(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temp path")
-}
-
-/// The shared models directory. The tests that need it are ignored without it (the
-/// `has_models` attribute), so they reach this only when it is there.
-fn models_dir() -> Option<PathBuf> {
-    Some(models::required_models_dir())
 }
 
 // ----- bddmc's flags -----
