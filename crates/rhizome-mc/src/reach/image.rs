@@ -17,14 +17,8 @@ pub(super) fn image_op(m: &mut Manager, model: &Model, g: &Group, s: Bdd) -> Res
         m.relnext(s, g.relation, g.vars)
     } else {
         let t = m.and_exists(s, g.relation, g.cur_cube)?;
-        let map: Vec<(u32, u32)> = g
-            .next_vars
-            .iter()
-            .copied()
-            .zip(g.cur_vars.iter().copied())
-            .collect();
         let t = m.root(t);
-        m.rename(t.get(), &map)
+        m.rename(t.get(), &pairs(&g.next_vars, &g.cur_vars))
     }
 }
 
@@ -41,17 +35,16 @@ pub(super) fn preimage_op(
     }
     // Only the group's variables move to their next copies: the others are what the
     // relation leaves unchanged, and stay as current variables in the result.
-    let map: Vec<(u32, u32)> = g
-        .cur_vars
-        .iter()
-        .copied()
-        .zip(g.next_vars.iter().copied())
-        .collect();
-    let primed = m.rename(s, &map)?;
+    let primed = m.rename(s, &pairs(&g.cur_vars, &g.next_vars))?;
     let primed = m.root(primed);
     let next_cube = m.cube(&g.next_vars)?;
     let next_cube = m.root(next_cube);
     m.and_exists(primed.get(), g.relation, next_cube.get())
+}
+
+/// The renaming `from[i] -> to[i]`, as [`Manager::rename`] takes it.
+fn pairs(from: &[u32], to: &[u32]) -> Vec<(u32, u32)> {
+    from.iter().copied().zip(to.iter().copied()).collect()
 }
 
 /// Union of the images of `s` under `groups`, forked in halves.
