@@ -53,15 +53,7 @@ pub(super) fn par_image<S: NodeStore, C: OpCache>(
     groups: &[Group],
     s: Bdd,
 ) -> Bdd {
-    match groups {
-        [] => Bdd::FALSE,
-        [g] => image(c, g, s),
-        _ => {
-            let (a, b) = groups.split_at(groups.len() / 2);
-            let (x, y) = c.join(|c| par_image(c, a, s), |c| par_image(c, b, s));
-            c.or(x, y)
-        }
-    }
+    par_union(c, groups, s, &|c, g, s| image(c, g, s))
 }
 
 /// Union of the pre-images of `s` under `groups`, forked in halves.
@@ -70,12 +62,22 @@ pub(super) fn par_preimage<S: NodeStore, C: OpCache>(
     groups: &[Group],
     s: Bdd,
 ) -> Bdd {
+    par_union(c, groups, s, &|c, g, s| c.relprev(s, g.relation, g.vars))
+}
+
+/// Union of `step(g, s)` over `groups`, the halves forked so they run on different workers.
+fn par_union<S, C, F>(c: &OpCtx<'_, S, C>, groups: &[Group], s: Bdd, step: &F) -> Bdd
+where
+    S: NodeStore,
+    C: OpCache,
+    F: Fn(&OpCtx<'_, S, C>, &Group, Bdd) -> Bdd + Sync,
+{
     match groups {
         [] => Bdd::FALSE,
-        [g] => c.relprev(s, g.relation, g.vars),
+        [g] => step(c, g, s),
         _ => {
             let (a, b) = groups.split_at(groups.len() / 2);
-            let (x, y) = c.join(|c| par_preimage(c, a, s), |c| par_preimage(c, b, s));
+            let (x, y) = c.join(|c| par_union(c, a, s, step), |c| par_union(c, b, s, step));
             c.or(x, y)
         }
     }
