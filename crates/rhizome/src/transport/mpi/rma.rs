@@ -33,7 +33,12 @@ enum Local {
 /// flushed; the range must lie in the segment; the caller holds the RMA lock (or MPI is
 /// thread-safe).
 #[inline]
-unsafe fn issue(seg: &Segment, at: Addr, local: Local, len: usize) -> Result<(), TransportError> {
+unsafe fn issue_bytes(
+    seg: &Segment,
+    at: Addr,
+    local: Local,
+    len: usize,
+) -> Result<(), TransportError> {
     let (n, b, disp, win) = (
         len as c_int,
         byte_type(),
@@ -271,7 +276,7 @@ impl Rma for MpiTransport {
         // SAFETY: `dst` is valid for its length and borrowed until `transfer` has flushed
         // the get; the range was checked by `locate`; lock held or MPI thread-safe.
         self.transfer(at, len, true, |seg| unsafe {
-            issue(seg, at, Local::Dst(ptr), len)
+            issue_bytes(seg, at, Local::Dst(ptr), len)
         })
     }
 
@@ -281,7 +286,7 @@ impl Rma for MpiTransport {
         // SAFETY: `src` is valid for its length until `transfer` has flushed the put;
         // range checked by `locate`; lock held or MPI thread-safe.
         self.transfer(at, len, true, |seg| unsafe {
-            issue(seg, at, Local::Src(ptr), len)
+            issue_bytes(seg, at, Local::Src(ptr), len)
         })
     }
 
@@ -291,7 +296,7 @@ impl Rma for MpiTransport {
         // this window (`transfer` marks it pending); range checked; lock held or MPI
         // thread-safe.
         self.transfer(at, len, false, |seg| unsafe {
-            issue(seg, at, Local::Dst(dst), len)
+            issue_bytes(seg, at, Local::Dst(dst), len)
         })
     }
 
@@ -299,7 +304,7 @@ impl Rma for MpiTransport {
     unsafe fn put_nbi(&self, at: Addr, src: *const u8, len: usize) -> Result<(), TransportError> {
         // SAFETY: as in `get_nbi`, with `src` unchanged until `quiet`.
         self.transfer(at, len, false, |seg| unsafe {
-            issue(seg, at, Local::Src(src), len)
+            issue_bytes(seg, at, Local::Src(src), len)
         })
     }
 
