@@ -39,28 +39,9 @@ this is a git worktree).
 EOF
 }
 
-die() {
-  echo "bench-reach: $*" >&2
-  exit 2
-}
-
-script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$script_dir/.." && pwd)
-
-# A sibling of the repository root (../shared, ../peers). A git worktree lives elsewhere, so
-# look beside the main checkout (the one holding the common git directory).
-sibling() {
-  local name=$1 common base
-  base=$root
-  if common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-    base=$(dirname "$common")
-  fi
-  if [ -e "$base/../$name" ]; then
-    (cd "$base/../$name" && pwd)
-  else
-    echo "$root/../$name"
-  fi
-}
+prog=bench-reach
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 workers=2
 repeat=3
@@ -215,6 +196,36 @@ json_field() { # file, key: a string or number field of a flat JSON object
   tr -d '\n' <"$2" | sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([0-9.eE+-]*\)\"\{0,1\}.*/\1/p"
 }
 
+# What a run reported, from its log prefix: the state count and the reachability time.
+o_states_of() { json_field states "$1.json" 2>/dev/null || true; }
+o_alg_of() { json_field seconds "$1.json" || true; }
+p_states_of() { grep -oE 'Final states: [0-9,]+ states' "$1.out" | head -n1 | awk '{ print $3 }' | tr -d , || true; }
+p_alg_of() { grep -oE '(BFS|PAR|SAT|CHAINING) Time: [0-9.]+' "$1.out" | awk '{ print $3 }' || true; }
+
+# record_run SIDE WHAT LOGPREFIX CMD... : one timed run of side SIDE (o: ours, p: the peer);
+# appends its state count, wall time, peak RSS and reachability time to SIDE's arrays, or
+# says why it cannot and marks the case failed.
+record_run() {
+  local side=$1 what=$2 pre=$3 st
+  shift 3
+  local -n states=${side}_states wall=${side}_wall rss=${side}_rss alg=${side}_alg
+  if run_timed "$pre" "$@"; then
+    st=$("${side}_states_of" "$pre")
+    if [ -z "$st" ]; then
+      echo "bench-reach: $c: $what reported no state count, see $pre.out or $pre.json" >&2
+      case_failed=1
+    else
+      states+=("$st")
+      wall+=("$run_wall")
+      rss+=("$run_rss_kb")
+      alg+=("$("${side}_alg_of" "$pre")")
+    fi
+  else
+    echo "bench-reach: $c: $what failed (exit $?), see $pre.out" >&2
+    case_failed=1
+  fi
+}
+
 # run LABEL LOGPREFIX CMD... : one timed run; sets run_wall, run_rss_kb; returns the exit code.
 run_timed() {
   local prefix=$1
@@ -248,39 +259,10 @@ for idx in "${!cases[@]}"; do
   for i in $(seq 1 "$repeat"); do
     if [ "$only" != peer ]; then
       pre="$logdir/$tag.ours.$i"
-      if run_timed "$pre" "$rhizome" reach "$p" --strategy "$s" --workers "$workers" --json "$pre.json"; then
-        st=$(json_field states "$pre.json" 2>/dev/null || true)
-        if [ -z "$st" ]; then
-          echo "bench-reach: $c: ours run $i wrote no \"states\" to $pre.json" >&2
-          case_failed=1
-        else
-          o_states+=("$st")
-          o_wall+=("$run_wall")
-          o_rss+=("$run_rss_kb")
-          o_alg+=("$(json_field seconds "$pre.json" || true)")
-        fi
-      else
-        echo "bench-reach: $c: ours run $i failed (exit $?), see $pre.out" >&2
-        case_failed=1
-      fi
+      record_run o "ours run $i" "$pre" "$rhizome" reach "$p" --strategy "$s" --workers "$workers" --json "$pre.json"
     fi
     if [ "$only" != ours ]; then
-      pre="$logdir/$tag.peer.$i"
-      if run_timed "$pre" "${peer[@]}"; then
-        st=$(grep -oE 'Final states: [0-9,]+ states' "$pre.out" | head -n1 | awk '{ print $3 }' | tr -d , || true)
-        if [ -z "$st" ]; then
-          echo "bench-reach: $c: peer run $i printed no final state count, see $pre.out" >&2
-          case_failed=1
-        else
-          p_states+=("$st")
-          p_wall+=("$run_wall")
-          p_rss+=("$run_rss_kb")
-          p_alg+=("$(grep -oE '(BFS|PAR|SAT|CHAINING) Time: [0-9.]+' "$pre.out" | awk '{ print $3 }' || true)")
-        fi
-      else
-        echo "bench-reach: $c: peer run $i failed (exit $?), see $pre.out" >&2
-        case_failed=1
-      fi
+      record_run p "peer run $i" "$logdir/$tag.peer.$i" "${peer[@]}"
     fi
   done
   [ "$case_failed" = 0 ] || failed=1

@@ -31,18 +31,9 @@ Options:
 EOF
 }
 
-die() {
-  echo "bench-tasks: $*" >&2
-  exit 2
-}
-
-script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$script_dir/.." && pwd)
-# ../peers beside the main checkout, also when this is a git worktree.
-base=$root
-if common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-  base=$(dirname "$common")
-fi
+prog=bench-tasks
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 transport=mpi
 rounds=3

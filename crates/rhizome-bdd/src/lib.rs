@@ -30,6 +30,7 @@ mod node_table;
 mod op_cache;
 mod ops;
 mod roots;
+mod sync;
 mod zeroed;
 
 pub use edge::{Bdd, COMPLEMENT, INDEX_MASK};

@@ -18,14 +18,25 @@
 //! only touched as the table grows, so a small model costs little.
 
 use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
-use crate::zeroed::{Zeroed, zeroed};
+use crate::sync::{
+    AtomicBool, AtomicU64, AtomicUsize, Ordering, Table, read_mut, table, write_mut,
+};
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// Slots per allocation region (8 bitmap words).
+/// Slots per allocation region (8 bitmap words; one under loom, whose models must stay
+/// small).
+#[cfg(not(loom))]
 const REGION_SLOTS: usize = 512;
+#[cfg(loom)]
+const REGION_SLOTS: usize = 64;
+/// Fewest slots a table has: under loom, enough for three threads' regions below
+/// [`MAX_LOAD`].
+#[cfg(not(loom))]
+const MIN_SLOTS: usize = 1024;
+#[cfg(loom)]
+const MIN_SLOTS: usize = 256;
 const REGION_WORDS: usize = REGION_SLOTS / 64;
 /// Longest probe sequence before the table counts as full.
 const MAX_PROBE: usize = 1 << 10;
@@ -98,9 +109,9 @@ impl Cursor {
 
 /// The shared-memory node table of one PE.
 pub struct SharedNodeTable {
-    data: Zeroed<[AtomicU64; 2]>,
-    buckets: Zeroed<AtomicU64>,
-    used: Zeroed<AtomicU64>,
+    data: Table<[AtomicU64; 2]>,
+    buckets: Table<AtomicU64>,
+    used: Table<AtomicU64>,
     /// Slots in use now (a power of two, at most `data.len()`).
     size: AtomicUsize,
     next_region: AtomicUsize,
@@ -135,12 +146,12 @@ impl SharedNodeTable {
     /// A table of `initial` slots that may grow to `capacity` slots (both rounded up to
     /// powers of two, at least 1024) for `threads` pool workers.
     pub fn new(initial: usize, capacity: usize, threads: usize) -> SharedNodeTable {
-        let capacity = capacity.max(1024).next_power_of_two().min(1 << 39);
-        let initial = initial.max(1024).next_power_of_two().min(capacity);
+        let capacity = capacity.max(MIN_SLOTS).next_power_of_two().min(1 << 39);
+        let initial = initial.max(MIN_SLOTS).next_power_of_two().min(capacity);
         let table = SharedNodeTable {
-            data: zeroed(capacity),
-            buckets: zeroed(capacity),
-            used: zeroed(capacity / 64),
+            data: table(capacity),
+            buckets: table(capacity),
+            used: table(capacity / 64),
             size: AtomicUsize::new(initial),
             next_region: AtomicUsize::new(0),
             committed: AtomicUsize::new(1),
@@ -269,7 +280,9 @@ impl NodeStore for SharedNodeTable {
         for c in self.cursors.iter_mut() {
             let spare = std::mem::take(&mut c.get_mut().spare) as usize;
             if spare != 0 {
-                *self.used[spare / 64].get_mut() &= !(1 << (spare % 64));
+                let word = &mut self.used[spare / 64];
+                let bits = read_mut(word);
+                write_mut(word, bits & !(1 << (spare % 64)));
             }
         }
         let mut stack: Vec<u64> = roots.map(|b| b.index()).collect();
@@ -281,7 +294,7 @@ impl NodeStore for SharedNodeTable {
             // were live at the last collection and died since; those stay one more round.
             let end = self.alloc_mark();
             for w in first.min(end) * REGION_WORDS..end * REGION_WORDS {
-                let mut bits = *self.used[w].get_mut();
+                let mut bits = read_mut(&mut self.used[w]);
                 while bits != 0 {
                     partial.push((w * 64) as u64 + bits.trailing_zeros() as u64);
                     bits &= bits - 1;
@@ -308,11 +321,12 @@ impl NodeStore for SharedNodeTable {
                     continue;
                 }
                 let (w, b) = ((i / 64) as usize, 1u64 << (i % 64));
-                let word = self.used[w].get_mut();
-                if *word & b != 0 {
+                let word = &mut self.used[w];
+                let bits = read_mut(word);
+                if bits & b != 0 {
                     continue;
                 }
-                *word |= b;
+                write_mut(word, bits | b);
                 live += 1;
                 let (_, low, high) = self.node(i);
                 stack.push(low.index());
@@ -330,11 +344,11 @@ impl NodeStore for SharedNodeTable {
         // Buckets beyond the old size were never used (the table never shrinks): they are
         // still the zero pages of the allocation, and writing them would only fault them in.
         for b in &mut self.buckets[..size] {
-            *b.get_mut() = 0;
+            write_mut(b, 0);
         }
         let mask = new_size - 1;
         for w in 0..size / 64 {
-            let mut bits = *self.used[w].get_mut();
+            let mut bits = read_mut(&mut self.used[w]);
             while bits != 0 {
                 let i = (w * 64) as u64 + bits.trailing_zeros() as u64;
                 bits &= bits - 1;
@@ -345,9 +359,9 @@ impl NodeStore for SharedNodeTable {
                 let h = hash(d[0].load(Ordering::Relaxed), d[1].load(Ordering::Relaxed));
                 let mut pos = (h as usize) & mask;
                 loop {
-                    let bucket = self.buckets[pos].get_mut();
-                    if *bucket == 0 {
-                        *bucket = (h & !INDEX_MASK) | i;
+                    let bucket = &mut self.buckets[pos];
+                    if read_mut(bucket) == 0 {
+                        write_mut(bucket, (h & !INDEX_MASK) | i);
                         break;
                     }
                     pos = (pos + 1) & mask;
@@ -423,3 +437,6 @@ impl NodeStore for SharedNodeTable {
         None
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_model;

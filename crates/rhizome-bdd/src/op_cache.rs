@@ -9,44 +9,7 @@
 //! operations share one table.
 
 use crate::edge::{Bdd, INDEX_MASK};
-#[cfg(loom)]
-use ::loom::sync::atomic::{AtomicU64, Ordering, fence};
-#[cfg(not(loom))]
-use std::sync::atomic::{AtomicU64, Ordering, fence};
-
-/// The entries' words. Loom's atomics carry model state, so under loom they cannot come
-/// from lazily mapped zero pages: a plain vector of them then.
-#[cfg(not(loom))]
-type Words = crate::zeroed::Zeroed<AtomicU64>;
-#[cfg(loom)]
-type Words = Vec<AtomicU64>;
-
-#[cfg(not(loom))]
-fn words(n: usize) -> Words {
-    crate::zeroed::zeroed(n)
-}
-#[cfg(loom)]
-fn words(n: usize) -> Words {
-    (0..n).map(|_| AtomicU64::new(0)).collect()
-}
-
-#[cfg(not(loom))]
-fn read_mut(w: &mut AtomicU64) -> u64 {
-    *w.get_mut()
-}
-#[cfg(loom)]
-fn read_mut(w: &mut AtomicU64) -> u64 {
-    w.with_mut(|v| *v)
-}
-
-#[cfg(not(loom))]
-fn write_mut(w: &mut AtomicU64, v: u64) {
-    *w.get_mut() = v;
-}
-#[cfg(loom)]
-fn write_mut(w: &mut AtomicU64, v: u64) {
-    w.with_mut(|x| *x = v);
-}
+use crate::sync::{AtomicU64, Ordering, Table, fence, read_mut, table, write_mut};
 
 /// A memo table of operation results, keyed by three words.
 ///
@@ -83,7 +46,7 @@ pub struct SharedOpCache {
     /// Four words per entry, starting at `base`, which is 32-byte aligned. (An array of
     /// 32-byte-aligned structs would be zero-filled eagerly by the allocator, touching
     /// the whole reserved capacity; plain words come from lazily mapped zero pages.)
-    words: Words,
+    words: Table<AtomicU64>,
     base: usize,
     capacity: usize,
     /// Entries in use minus one: a prefix of the reserved array, so the cache can grow
@@ -105,7 +68,7 @@ impl SharedOpCache {
     pub fn new(entries: usize, capacity: usize) -> SharedOpCache {
         let cap = capacity.max(MIN_ENTRIES).next_power_of_two();
         let n = entries.max(MIN_ENTRIES).next_power_of_two().min(cap);
-        let words = words(4 * cap + 4);
+        let words = table(4 * cap + 4);
         let base = (words.as_ptr() as usize).next_multiple_of(32) - words.as_ptr() as usize;
         SharedOpCache {
             words,

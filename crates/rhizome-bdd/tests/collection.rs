@@ -58,14 +58,20 @@ fn all_vars() -> Vec<u32> {
     (0..VARS).collect()
 }
 
+/// A manager of two workers whose node table starts at `initial_nodes` slots and may grow
+/// to `max_nodes`.
+fn two_worker_manager(initial_nodes: usize, max_nodes: usize) -> Manager {
+    Manager::with_config(Config {
+        workers: 2,
+        initial_nodes,
+        max_nodes,
+        ..Config::default()
+    })
+}
+
 /// Satcounts of the workload for `seeds`, in a table that never collects.
 fn reference(seeds: &[u64]) -> Vec<BigUint> {
-    let mut m = Manager::with_config(Config {
-        workers: 2,
-        initial_nodes: 1 << 22,
-        max_nodes: 1 << 22,
-        ..Config::default()
-    });
+    let mut m = two_worker_manager(1 << 22, 1 << 22);
     let mut roots = Vec::new();
     let counts = seeds
         .iter()
@@ -215,12 +221,7 @@ fn partial_results_are_kept_but_only_live_data_grows_the_table() {
 
 #[test]
 fn an_operation_larger_than_the_limit_is_out_of_nodes() {
-    let mut m = Manager::with_config(Config {
-        workers: 2,
-        initial_nodes: 1 << 10,
-        max_nodes: 1 << 10,
-        ..Config::default()
-    });
+    let mut m = two_worker_manager(1 << 10, 1 << 10);
     let vars = all_vars();
     let r = m.run(&[], |c| workload(c, 7));
     match r {
@@ -275,12 +276,7 @@ proptest! {
     /// (a freed slot is reused for another node, so a stale entry would show).
     #[test]
     fn cache_entries_kept_across_collections_stay_right(steps in prop::collection::vec(step(), 1..120)) {
-        let mut m = Manager::with_config(Config {
-            workers: 2,
-            initial_nodes: 1 << 10,
-            max_nodes: 1 << 16,
-            ..Config::default()
-        });
+        let mut m = two_worker_manager(1 << 10, 1 << 16);
         // Live functions with their truth tables; the literals are always there. `guards[i]`
         // keeps `live[i].0`.
         let mut guards = Vec::new();

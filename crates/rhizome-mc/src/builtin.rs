@@ -90,26 +90,22 @@ fn and_all<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, fs: &[Bdd]) -> Bdd {
 fn philosopher<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, i: usize, n: usize) -> Bdd {
     let s = s_bits(i);
     let (left, right) = (f_bit(i), f_bit((i + 1) % n));
-    let take_left = and_all(
-        c,
-        &[
-            equals(c, &s, 0, false),
-            equals(c, &[left], 0, false),
-            equals(c, &s, 1, true),
-            equals(c, &[left], 1, true),
-            unchanged(c, right),
-        ],
-    );
-    let take_right = and_all(
-        c,
-        &[
-            equals(c, &s, 1, false),
-            equals(c, &[right], 0, false),
-            equals(c, &s, 2, true),
-            equals(c, &[right], 1, true),
-            unchanged(c, left),
-        ],
-    );
+    // The philosopher goes from state `from` to `to` by taking the free `fork`; the
+    // `other` fork stays as it is.
+    let take = |from, to, fork, other| {
+        and_all(
+            c,
+            &[
+                equals(c, &s, from, false),
+                equals(c, &[fork], 0, false),
+                equals(c, &s, to, true),
+                equals(c, &[fork], 1, true),
+                unchanged(c, other),
+            ],
+        )
+    };
+    let take_left = take(0, 1, left, right);
+    let take_right = take(1, 2, right, left);
     let put_back = and_all(
         c,
         &[

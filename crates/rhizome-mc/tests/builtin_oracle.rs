@@ -2,21 +2,19 @@
 //! and several worker counts.
 
 use num_bigint::BigUint;
-use rhizome_bdd::{Config, Manager};
+use rhizome_bdd::Manager;
 use rhizome_mc::builtin;
 use rhizome_mc::reach::{ReachOptions, Strategy, reach};
 #[path = "support/philosophers.rs"]
 mod philosophers;
+#[path = "support/reach.rs"]
+mod support;
 
 use philosophers::explicit;
+use support::{ALL_STRATEGIES, run};
 
 fn manager(workers: usize) -> Manager {
-    Manager::with_config(Config {
-        workers,
-        initial_nodes: 1 << 12,
-        max_nodes: 1 << 22,
-        ..Config::default()
-    })
+    support::manager(workers, 1 << 12, 1 << 22)
 }
 
 #[test]
@@ -27,12 +25,7 @@ fn philosophers_match_explicit_search_for_all_strategies() {
             let mut m = manager(workers);
             let model = builtin::build(&mut m, &format!("philosophers:{n}")).unwrap();
             let mut reachable = None;
-            for strategy in [
-                Strategy::Bfs,
-                Strategy::Chaining,
-                Strategy::Sat,
-                Strategy::Par,
-            ] {
+            for strategy in ALL_STRATEGIES {
                 let opts = ReachOptions {
                     deadlocks: true,
                     count_nodes: true,
@@ -77,35 +70,11 @@ fn small_table_forces_collections_without_changing_results() {
     let n = 24;
     let mut big = manager(2);
     let model = builtin::build(&mut big, &format!("philosophers:{n}")).unwrap();
-    let expect = reach(
-        &mut big,
-        &model,
-        Strategy::Bfs,
-        &ReachOptions::default(),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let mut small = Manager::with_config(Config {
-        workers: 2,
-        initial_nodes: 1 << 10,
-        max_nodes: 1 << 20,
-        ..Config::default()
-    });
+    let expect = run(&mut big, &model, Strategy::Bfs).unwrap();
+    let mut small = support::manager(2, 1 << 10, 1 << 20);
     let model = builtin::build(&mut small, &format!("philosophers:{n}")).unwrap();
-    for strategy in [
-        Strategy::Bfs,
-        Strategy::Sat,
-        Strategy::Par,
-        Strategy::Chaining,
-    ] {
-        let r = reach(
-            &mut small,
-            &model,
-            strategy,
-            &ReachOptions::default(),
-            &mut |_, _| {},
-        )
-        .unwrap();
+    for strategy in ALL_STRATEGIES {
+        let r = run(&mut small, &model, strategy).unwrap();
         assert_eq!(r.states, expect.states, "{strategy}");
         assert_eq!(r.nodes, expect.nodes, "{strategy}");
     }
@@ -117,24 +86,11 @@ fn small_table_forces_collections_without_changing_results() {
 
 #[test]
 fn too_small_a_table_is_a_clean_error() {
-    let mut m = Manager::with_config(Config {
-        workers: 2,
-        initial_nodes: 1 << 10,
-        max_nodes: 1 << 11,
-        ..Config::default()
-    });
+    let mut m = support::manager(2, 1 << 10, 1 << 11);
     // The table may already overflow while the model is built, or later while exploring.
     let err = match builtin::build(&mut m, "philosophers:40") {
         Err(e) => e.to_string(),
-        Ok(model) => reach(
-            &mut m,
-            &model,
-            Strategy::Bfs,
-            &ReachOptions::default(),
-            &mut |_, _| {},
-        )
-        .unwrap_err()
-        .to_string(),
+        Ok(model) => run(&mut m, &model, Strategy::Bfs).unwrap_err().to_string(),
     };
     assert!(err.to_string().contains("out of BDD nodes"), "{err}");
 }

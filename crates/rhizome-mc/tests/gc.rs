@@ -4,11 +4,14 @@
 use num_bigint::BigUint;
 use rhizome_bdd::{Config, Manager};
 use rhizome_mc::builtin;
-use rhizome_mc::reach::{ReachOptions, Strategy, reach};
+use rhizome_mc::reach::Strategy;
 #[path = "support/philosophers.rs"]
 mod philosophers;
+#[path = "support/reach.rs"]
+mod support;
 
 use philosophers::explicit;
+use support::{ALL_STRATEGIES, run};
 
 /// Reachable states of `philosophers:n`: the trace of the cube of the transfer matrix of
 /// one philosopher and fork (checked against explicit search below).
@@ -48,20 +51,8 @@ fn bfs_in_a_small_table_collects_grows_and_counts_right() {
         for grow_on_full in [true, false] {
             let mut m = small_manager(workers, grow_on_full);
             let model = builtin::build(&mut m, &format!("philosophers:{n}")).unwrap();
-            for strategy in [
-                Strategy::Bfs,
-                Strategy::Par,
-                Strategy::Chaining,
-                Strategy::Sat,
-            ] {
-                let r = reach(
-                    &mut m,
-                    &model,
-                    strategy,
-                    &ReachOptions::default(),
-                    &mut |_, _| {},
-                )
-                .unwrap();
+            for strategy in ALL_STRATEGIES {
+                let r = run(&mut m, &model, strategy).unwrap();
                 let what = format!("{strategy}, {workers} workers, grow {grow_on_full}");
                 assert_eq!(r.states, closed_form(n), "{what}");
                 if matches!(strategy, Strategy::Bfs | Strategy::Par) {
@@ -85,14 +76,7 @@ fn growth_at_every_collection_needs_fewer_collections() {
     let collections = |grow_on_full| {
         let mut m = small_manager(2, grow_on_full);
         let model = builtin::build(&mut m, &format!("philosophers:{n}")).unwrap();
-        let r = reach(
-            &mut m,
-            &model,
-            Strategy::Bfs,
-            &ReachOptions::default(),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let r = run(&mut m, &model, Strategy::Bfs).unwrap();
         assert_eq!(r.states, closed_form(n));
         m.stats().collections
     };

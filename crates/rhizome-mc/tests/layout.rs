@@ -4,7 +4,11 @@
 
 use rhizome_bdd::{Bdd, Manager};
 use rhizome_mc::model::Model;
-use rhizome_mc::reach::{ReachOptions, Strategy, reach};
+use rhizome_mc::reach::Strategy;
+#[path = "support/reach.rs"]
+mod support;
+
+use support::{ALL_STRATEGIES, run};
 
 fn literal(m: &Manager, var: u32, value: bool) -> Bdd {
     let x = m.ithvar(var);
@@ -39,20 +43,8 @@ fn sat_and_par_report_that_bfs_ran_on_a_model_without_interleaving() {
     )
     .unwrap();
     assert!(!model.interleaved);
-    for asked in [
-        Strategy::Bfs,
-        Strategy::Chaining,
-        Strategy::Sat,
-        Strategy::Par,
-    ] {
-        let r = reach(
-            &mut m,
-            &model,
-            asked,
-            &ReachOptions::default(),
-            &mut |_, _| {},
-        )
-        .unwrap();
+    for asked in ALL_STRATEGIES {
+        let r = run(&mut m, &model, asked).unwrap();
         assert_eq!(r.states, 4u32.into(), "{asked:?}");
         let ran = match asked {
             Strategy::Sat | Strategy::Par => Strategy::Bfs,

@@ -156,16 +156,8 @@ fn check(file: &str, states: usize, published_levels: Option<usize>) {
     ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
 )]
 #[test]
-fn oracle_anderson_4() {
+fn oracle_ltsmin_2017() {
     check("ltsmin-2017/anderson.4.bdd", 29_641, None);
-}
-
-#[cfg_attr(
-    not(has_models),
-    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
-)]
-#[test]
-fn oracle_bakery_4() {
     check("ltsmin-2017/bakery.4.bdd", 157_003, None);
 }
 

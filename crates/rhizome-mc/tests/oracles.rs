@@ -7,13 +7,13 @@
 
 #[path = "support/models.rs"]
 mod models;
+#[path = "support/reach.rs"]
+mod support;
 
 use models::required_models_dir;
 use num_bigint::BigUint;
-use rhizome_bdd::{Config, Manager};
-use rhizome_mc::model::Model;
-use rhizome_mc::model_file::read_model;
-use rhizome_mc::reach::{ReachOptions, Strategy, reach};
+use rhizome_mc::reach::Strategy;
+use support::{ALL_STRATEGIES, run_file};
 
 struct Oracle {
     file: &'static str,
@@ -62,24 +62,9 @@ const FAST: &[Oracle] = &[
     },
 ];
 
-fn run(file: &str, strategy: Strategy, workers: usize) -> Option<(BigUint, Option<usize>, usize)> {
-    let dir = required_models_dir();
-    let path = dir.join(file);
-    let stored = read_model(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut m = Manager::with_config(Config {
-        workers,
-        ..Config::default()
-    });
-    let model = Model::from_stored(&mut m, file.to_string(), &stored).unwrap();
-    let r = reach(
-        &mut m,
-        &model,
-        strategy,
-        &ReachOptions::default(),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    Some((r.states, r.levels, r.nodes))
+fn run(file: &str, strategy: Strategy, workers: usize) -> (BigUint, Option<usize>, usize) {
+    let r = run_file(&required_models_dir(), file, strategy, workers);
+    (r.states, r.levels, r.nodes)
 }
 
 #[cfg_attr(
@@ -89,9 +74,7 @@ fn run(file: &str, strategy: Strategy, workers: usize) -> Option<(BigUint, Optio
 #[test]
 fn published_state_counts() {
     for o in FAST {
-        let Some((states, levels, nodes)) = run(o.file, o.strategy, 2) else {
-            return;
-        };
+        let (states, levels, nodes) = run(o.file, o.strategy, 2);
         assert_eq!(
             states,
             BigUint::from(o.states),
@@ -116,16 +99,9 @@ fn published_state_counts() {
 fn strategies_and_workers_agree() {
     let file = "ltsmin-2017/anderson.4.bdd";
     let mut seen = None;
-    for strategy in [
-        Strategy::Bfs,
-        Strategy::Chaining,
-        Strategy::Sat,
-        Strategy::Par,
-    ] {
+    for strategy in ALL_STRATEGIES {
         for workers in [1, 2, 3] {
-            let Some((states, _, nodes)) = run(file, strategy, workers) else {
-                return;
-            };
+            let (states, _, nodes) = run(file, strategy, workers);
             assert_eq!(states, BigUint::from(29_641u32), "{strategy} w={workers}");
             match seen {
                 None => seen = Some(nodes),

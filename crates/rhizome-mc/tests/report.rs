@@ -6,9 +6,11 @@
 mod models;
 #[path = "support/philosophers.rs"]
 mod philosophers;
+#[path = "support/reach.rs"]
+mod support;
 
 use num_bigint::BigUint;
-use rhizome_bdd::{Bdd, BddError, Config, Manager};
+use rhizome_bdd::{Bdd, BddError, Manager};
 use rhizome_mc::builtin;
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::read_model;
@@ -17,12 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-const ALL: [Strategy; 4] = [
-    Strategy::Bfs,
-    Strategy::Chaining,
-    Strategy::Sat,
-    Strategy::Par,
-];
+use support::ALL_STRATEGIES;
 
 #[test]
 fn per_level_records_follow_the_explicit_search() {
@@ -33,7 +30,7 @@ fn per_level_records_follow_the_explicit_search() {
         (per_level.len(), per_level.last()),
         (levels + 1, Some(&total))
     );
-    for strategy in ALL {
+    for strategy in ALL_STRATEGIES {
         let mut m = Manager::new(2);
         let model = builtin::build(&mut m, &format!("philosophers:{n}")).unwrap();
         let mut seen: Vec<LevelRecord> = Vec::new();
@@ -95,7 +92,7 @@ fn per_level_records_follow_the_explicit_search() {
 
 #[test]
 fn the_watch_follows_levels_and_saturation() {
-    for strategy in ALL {
+    for strategy in ALL_STRATEGIES {
         let mut m = Manager::new(2);
         let model = builtin::build(&mut m, "philosophers:8").unwrap();
         let watch = Arc::new(Watch::default());
@@ -120,21 +117,10 @@ fn a_table_that_fills_up_gives_a_partial_report() {
     // (Chaining gets through philosophers:64 in three sweeps even in this table.)
     for strategy in [Strategy::Bfs, Strategy::Par] {
         // 16K nodes: philosophers:64 needs far more than that within a few levels.
-        let mut m = Manager::with_config(Config {
-            workers: 2,
-            initial_nodes: 1 << 10,
-            max_nodes: 1 << 14,
-            ..Config::default()
-        });
+        let mut m = support::manager(2, 1 << 10, 1 << 14);
         let model = builtin::philosophers(&mut m, 64).unwrap();
-        let e = reach(
-            &mut m,
-            &model,
-            strategy,
-            &ReachOptions::default(),
-            &mut |_, _| {},
-        )
-        .expect_err("the table cannot hold philosophers:64");
+        let e = support::run(&mut m, &model, strategy)
+            .expect_err("the table cannot hold philosophers:64");
         let BddError::OutOfNodes { live, capacity } = e.error;
         assert_eq!(capacity, 1 << 14);
         assert!(live <= capacity);
@@ -177,12 +163,7 @@ fn every_strategy_releases_its_roots() {
         trace: true,
         ..Default::default()
     };
-    for strategy in [
-        Strategy::Bfs,
-        Strategy::Par,
-        Strategy::Chaining,
-        Strategy::Sat,
-    ] {
+    for strategy in ALL_STRATEGIES {
         let mut m = Manager::new(2);
         let model = builtin::philosophers(&mut m, 6).unwrap();
         let model_roots = m.root_count();
@@ -314,7 +295,7 @@ fn traces_on_the_built_in_model_replay() {
     // The one deadlock of philosophers:N (every philosopher holds a left fork) is N steps
     // away.
     for n in [2, 5] {
-        for strategy in ALL {
+        for strategy in ALL_STRATEGIES {
             let mut m = Manager::new(2);
             let model = builtin::build(&mut m, &format!("philosophers:{n}")).unwrap();
             let (trace, example) = trace_of(&mut m, &model, strategy);

@@ -30,7 +30,7 @@
 //! `try_*` forms return the [`TransportError`] instead.
 
 use crate::error::ok;
-use crate::transport::{AtomicOp, Backend, Rma, SegmentId, Transport, TransportError};
+use crate::transport::{Addr, AtomicOp, Backend, Rma, SegmentId, Transport, TransportError};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -71,12 +71,20 @@ pub struct GlobalPtr<T> {
     _t: PhantomData<fn() -> T>,
 }
 
-impl<T> Clone for GlobalPtr<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
+/// `Clone` and `Copy` for a typed handle whatever its `T` (a derive would require `T: Copy`;
+/// the handle only names where `T`s are).
+macro_rules! copy_for_any_t {
+    ($($handle:ident),*) => {$(
+        impl<T> Clone for $handle<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<T> Copy for $handle<T> {}
+    )*};
 }
-impl<T> Copy for GlobalPtr<T> {}
+copy_for_any_t!(GlobalPtr, GlobalArray);
+
 impl<T> PartialEq for GlobalPtr<T> {
     fn eq(&self, o: &Self) -> bool {
         (self.pe, self.segment, self.offset) == (o.pe, o.segment, o.offset)
@@ -102,6 +110,14 @@ impl<T> GlobalPtr<T> {
             segment,
             offset: byte_offset,
             _t: PhantomData,
+        }
+    }
+    /// Where the transport accesses it.
+    fn addr(&self) -> Addr {
+        Addr {
+            pe: self.pe(),
+            segment: self.segment,
+            offset: self.offset,
         }
     }
     /// The PE holding the element.
@@ -140,12 +156,6 @@ pub struct GlobalArray<T> {
     len: usize,
     _t: PhantomData<fn() -> T>,
 }
-impl<T> Clone for GlobalArray<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for GlobalArray<T> {}
 
 impl<T: Pod> GlobalArray<T> {
     pub(crate) fn new(segment: SegmentId, len: usize) -> Self {
@@ -197,17 +207,17 @@ impl Memory {
         p: GlobalPtr<T>,
         dst: &mut [T],
     ) -> Result<(), TransportError> {
-        self.t.get(p.pe(), p.segment, p.offset, as_bytes_mut(dst))
+        self.t.get(p.addr(), as_bytes_mut(dst))
     }
     /// Writes `src` starting at `p`, or returns the error.
     #[inline]
     pub fn try_put_slice<T: Pod>(&self, p: GlobalPtr<T>, src: &[T]) -> Result<(), TransportError> {
-        self.t.put(p.pe(), p.segment, p.offset, as_bytes(src))
+        self.t.put(p.addr(), as_bytes(src))
     }
     /// Performs `op` on the word at `p`, or returns the error.
     #[inline]
     pub fn try_atomic(&self, p: GlobalPtr<u64>, op: AtomicOp) -> Result<u64, TransportError> {
-        self.t.atomic(p.pe(), p.segment, p.offset, op)
+        self.t.atomic(p.addr(), op)
     }
 
     /// Reads `dst.len()` elements starting at `p`.
@@ -278,30 +288,21 @@ impl Memory {
         let bytes = as_bytes_mut(&mut buf);
         // SAFETY: `buf` is owned by the handle, its heap storage does not move when the
         // handle moves, and the handle quiets before it reads or frees it (wait and drop).
-        ok(unsafe {
-            self.t
-                .get_nbi(p.pe(), p.segment, p.offset, bytes.as_mut_ptr(), bytes.len())
-        });
+        ok(unsafe { self.t.get_nbi(p.addr(), bytes.as_mut_ptr(), bytes.len()) });
         GetHandle(Pending::new(self, buf))
     }
     /// Starts writing a copy of `src` at `p`; complete at the handle's `wait` or `quiet`.
     pub fn put_nb<T: Pod>(&self, p: GlobalPtr<T>, src: &[T]) -> PutHandle {
         let buf: Vec<u8> = as_bytes(src).to_vec();
         // SAFETY: the copy is owned by the handle and is freed only after a quiet.
-        ok(unsafe {
-            self.t
-                .put_nbi(p.pe(), p.segment, p.offset, buf.as_ptr(), buf.len())
-        });
+        ok(unsafe { self.t.put_nbi(p.addr(), buf.as_ptr(), buf.len()) });
         PutHandle(Pending::new(self, buf))
     }
     /// Starts `op` on the word at `p`; the handle's `wait` returns the previous value.
     pub fn atomic_nb(&self, p: GlobalPtr<u64>, op: AtomicOp) -> AtomicHandle {
         let mut result = Box::new(0u64);
         // SAFETY: the box is owned by the handle and read or freed only after a quiet.
-        ok(unsafe {
-            self.t
-                .atomic_nbi(p.pe(), p.segment, p.offset, op, &mut *result)
-        });
+        ok(unsafe { self.t.atomic_nbi(p.addr(), op, &mut *result) });
         AtomicHandle(Pending::new(self, result))
     }
     /// Non-blocking [`fetch_add`](Self::fetch_add).

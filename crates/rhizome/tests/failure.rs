@@ -2,6 +2,19 @@
 //! clear error, never a hang.
 
 use rhizome::{RunError, World};
+use std::fmt::Debug;
+
+/// The run failed, with a message that contains every one of `want`.
+fn assert_fails_with<R: Debug>(r: Result<Vec<R>, RunError>, want: &[&str]) {
+    match r {
+        Err(RunError::Failed(msg)) => {
+            for w in want {
+                assert!(msg.contains(w), "no {w:?} in {msg}");
+            }
+        }
+        other => panic!("expected failure, got {other:?}"),
+    }
+}
 
 #[test]
 fn panicking_pe_wakes_others_in_barrier() {
@@ -14,13 +27,8 @@ fn panicking_pe_wakes_others_in_barrier() {
             ctx.barrier();
             ctx.barrier();
         });
-        match r {
-            Err(RunError::Failed(msg)) => {
-                assert!(msg.contains(&format!("PE {} panicked", pes - 1)), "{msg}");
-                assert!(msg.contains("boom on purpose"), "{msg}");
-            }
-            other => panic!("expected failure, got {other:?}"),
-        }
+        let panicked = format!("PE {} panicked", pes - 1);
+        assert_fails_with(r, &[&panicked, "boom on purpose"]);
     }
 }
 
@@ -42,12 +50,7 @@ fn panicking_pe_wakes_others_in_finish_call_and_collectives() {
             }
             ctx.finish(|| ());
         });
-        match r {
-            Err(RunError::Failed(msg)) => {
-                assert!(msg.contains("PE 0 panicked: PE zero fails"), "{msg}")
-            }
-            other => panic!("expected failure, got {other:?}"),
-        }
+        assert_fails_with(r, &["PE 0 panicked: PE zero fails"]);
     }
 }
 
@@ -65,12 +68,7 @@ fn panicking_handler_ends_the_run() {
             }
         });
     });
-    match r {
-        Err(RunError::Failed(msg)) => {
-            assert!(msg.contains("PE 1 panicked: handler rejects 3"), "{msg}")
-        }
-        other => panic!("expected failure, got {other:?}"),
-    }
+    assert_fails_with(r, &["PE 1 panicked: handler rejects 3"]);
 }
 
 #[test]
@@ -83,18 +81,13 @@ fn out_of_bounds_access_ends_the_run_with_a_clear_message() {
         }
         ctx.barrier();
     });
-    match r {
-        Err(RunError::Failed(msg)) => {
-            assert!(msg.contains("PE 1 panicked"), "{msg}");
-            assert!(
-                msg.contains(
-                    "out-of-bounds global access: PE 0, segment 0, bytes 64..72 (segment length 64)"
-                ),
-                "{msg}"
-            );
-        }
-        other => panic!("expected failure, got {other:?}"),
-    }
+    assert_fails_with(
+        r,
+        &[
+            "PE 1 panicked",
+            "out-of-bounds global access: PE 0, segment 0, bytes 64..72 (segment length 64)",
+        ],
+    );
 }
 
 #[test]
@@ -102,10 +95,7 @@ fn mismatched_collective_allocation_is_an_error() {
     let r = World::builder().pes(2).run(|ctx| {
         let _ = ctx.alloc::<u64>(4 + ctx.my_pe());
     });
-    match r {
-        Err(RunError::Failed(msg)) => assert!(msg.contains("collective misuse"), "{msg}"),
-        other => panic!("expected failure, got {other:?}"),
-    }
+    assert_fails_with(r, &["collective misuse"]);
 }
 
 #[test]

@@ -164,27 +164,25 @@ fn fails_with(np: usize, mode: &str, want: &str) {
     );
 }
 
-#[test]
-fn panic_on_one_rank_ends_all_ranks() {
+/// [`fails_with`] on 2 and on 4 ranks; `want` is given the last rank.
+fn fails_on_2_and_4_with(mode: &str, want: impl Fn(usize) -> String) {
     for np in [2, 4] {
-        let last = np - 1;
-        fails_with(
-            np,
-            "panic",
-            &format!("rhizome: run aborted on rank {last}: PE {last} panicked: boom on purpose"),
-        );
+        fails_with(np, mode, &want(np - 1));
     }
 }
 
 #[test]
+fn panic_on_one_rank_ends_all_ranks() {
+    fails_on_2_and_4_with("panic", |last| {
+        format!("rhizome: run aborted on rank {last}: PE {last} panicked: boom on purpose")
+    });
+}
+
+#[test]
 fn panic_while_others_wait_for_calls_and_collectives() {
-    for np in [2, 4] {
-        fails_with(
-            np,
-            "call",
-            "rhizome: run aborted on rank 0: PE 0 panicked: PE zero fails",
-        );
-    }
+    fails_on_2_and_4_with("call", |_| {
+        "rhizome: run aborted on rank 0: PE 0 panicked: PE zero fails".into()
+    });
 }
 
 #[test]
@@ -214,28 +212,18 @@ fn mismatched_allocation_is_a_clear_error() {
 fn a_job_panicking_on_another_rank_ends_all_ranks() {
     // The job panics on the last rank; its future is awaited on rank 0, which fails with
     // the job's message (naming the rank the job ran on) and takes every rank down.
-    for np in [2, 4] {
-        let last = np - 1;
-        fails_with(
-            np,
-            "job",
-            &format!("rhizome: run aborted on rank 0: PE 0 panicked: job fails on PE {last}"),
-        );
-    }
+    fails_on_2_and_4_with("job", |last| {
+        format!("rhizome: run aborted on rank 0: PE 0 panicked: job fails on PE {last}")
+    });
 }
 
 #[test]
 fn an_unregistered_job_type_on_one_rank_is_a_clear_error() {
-    for np in [2, 4] {
-        let last = np - 1;
-        fails_with(
-            np,
-            "unregistered",
-            &format!(
-                "rhizome: run aborted on rank {last}: PE {last} panicked: rhizome: PE {last} received a job of a type it has not registered (Tasks::register must be called on every PE)"
-            ),
-        );
-    }
+    fails_on_2_and_4_with("unregistered", |last| {
+        format!(
+            "rhizome: run aborted on rank {last}: PE {last} panicked: rhizome: PE {last} received a job of a type it has not registered (Tasks::register must be called on every PE)"
+        )
+    });
 }
 
 #[test]

@@ -4,7 +4,8 @@
 #[cfg(feature = "mpi")]
 use super::mpi;
 use super::{
-    AtomicOp, Collectives, Messages, ReduceOp, Rma, SegmentId, Transport, TransportError, local,
+    Addr, AtomicOp, Collectives, Messages, ReduceOp, Rma, SegmentId, Transport, TransportError,
+    local,
 };
 
 /// The transports of this build, as one type so that code above is monomorphic.
@@ -59,58 +60,31 @@ impl Rma for Backend {
         delegate!(self, t => t.segment_len(segment))
     }
     #[inline]
-    fn get(&self, pe: usize, s: SegmentId, o: usize, d: &mut [u8]) -> Result<(), TransportError> {
-        delegate!(self, t => t.get(pe, s, o, d))
+    fn get(&self, at: Addr, d: &mut [u8]) -> Result<(), TransportError> {
+        delegate!(self, t => t.get(at, d))
     }
     #[inline]
-    fn put(&self, pe: usize, s: SegmentId, o: usize, src: &[u8]) -> Result<(), TransportError> {
-        delegate!(self, t => t.put(pe, s, o, src))
+    fn put(&self, at: Addr, src: &[u8]) -> Result<(), TransportError> {
+        delegate!(self, t => t.put(at, src))
     }
     #[inline]
-    unsafe fn get_nbi(
-        &self,
-        pe: usize,
-        s: SegmentId,
-        o: usize,
-        d: *mut u8,
-        len: usize,
-    ) -> Result<(), TransportError> {
+    unsafe fn get_nbi(&self, at: Addr, d: *mut u8, len: usize) -> Result<(), TransportError> {
         // SAFETY: the caller's contract is passed on unchanged.
-        delegate!(self, t => unsafe { t.get_nbi(pe, s, o, d, len) })
+        delegate!(self, t => unsafe { t.get_nbi(at, d, len) })
     }
     #[inline]
-    unsafe fn put_nbi(
-        &self,
-        pe: usize,
-        s: SegmentId,
-        o: usize,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), TransportError> {
+    unsafe fn put_nbi(&self, at: Addr, s: *const u8, len: usize) -> Result<(), TransportError> {
         // SAFETY: the caller's contract is passed on unchanged.
-        delegate!(self, t => unsafe { t.put_nbi(pe, s, o, src, len) })
+        delegate!(self, t => unsafe { t.put_nbi(at, s, len) })
     }
     #[inline]
-    fn atomic(
-        &self,
-        pe: usize,
-        s: SegmentId,
-        o: usize,
-        op: AtomicOp,
-    ) -> Result<u64, TransportError> {
-        delegate!(self, t => t.atomic(pe, s, o, op))
+    fn atomic(&self, at: Addr, op: AtomicOp) -> Result<u64, TransportError> {
+        delegate!(self, t => t.atomic(at, op))
     }
     #[inline]
-    unsafe fn atomic_nbi(
-        &self,
-        pe: usize,
-        s: SegmentId,
-        o: usize,
-        op: AtomicOp,
-        r: *mut u64,
-    ) -> Result<(), TransportError> {
+    unsafe fn atomic_nbi(&self, at: Addr, op: AtomicOp, r: *mut u64) -> Result<(), TransportError> {
         // SAFETY: the caller's contract is passed on unchanged.
-        delegate!(self, t => unsafe { t.atomic_nbi(pe, s, o, op, r) })
+        delegate!(self, t => unsafe { t.atomic_nbi(at, op, r) })
     }
     #[inline]
     fn quiet(&self) -> Result<(), TransportError> {

@@ -45,19 +45,21 @@ pub mod mpi;
 
 pub use backend::Backend;
 
-/// The bounds check every implementation applies to an access of `len` bytes at `offset`
-/// of `segment` on `pe`: `seg_len` is the segment's length (`None` if it does not exist),
-/// `pes` the number of PEs, `max_len` the largest single transfer the library takes.
-/// Atomics (`word: true`) must also be 8-byte aligned.
+/// The bounds check every implementation applies to an access of `len` bytes at `at`:
+/// `seg_len` is the segment's length (`None` if it does not exist), `pes` the number of
+/// PEs, `max_len` the largest single transfer the library takes.
 pub(crate) fn check_access(
-    pe: usize,
-    pes: usize,
-    segment: SegmentId,
-    offset: usize,
+    at: Addr,
     len: usize,
+    pes: usize,
     seg_len: Option<usize>,
     max_len: usize,
 ) -> Result<(), TransportError> {
+    let Addr {
+        pe,
+        segment,
+        offset,
+    } = at;
     let oob = |len_seg| TransportError::OutOfBounds {
         pe,
         segment,
@@ -75,25 +77,32 @@ pub(crate) fn check_access(
     }
 }
 
-/// The alignment check of an atomic on the word at `offset`.
-pub(crate) fn check_word(
-    pe: usize,
-    segment: SegmentId,
-    offset: usize,
-) -> Result<(), TransportError> {
-    if offset.is_multiple_of(8) {
+/// The alignment check of an atomic on the word at `at`.
+pub(crate) fn check_word(at: Addr) -> Result<(), TransportError> {
+    if at.offset.is_multiple_of(8) {
         Ok(())
     } else {
         Err(TransportError::Misaligned {
-            pe,
-            segment,
-            offset,
+            pe: at.pe,
+            segment: at.segment,
+            offset: at.offset,
         })
     }
 }
 
 /// Identifies a symmetric segment: the k-th collective allocation has id k on every PE.
 pub type SegmentId = u32;
+
+/// Where a one-sided access goes: byte `offset` of `segment` on PE `pe`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Addr {
+    /// The PE whose memory is accessed.
+    pub pe: usize,
+    /// The segment.
+    pub segment: SegmentId,
+    /// The first byte accessed.
+    pub offset: usize,
+}
 
 /// A 64-bit atomic operation on a remote word; every operation returns the previous value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,68 +217,54 @@ pub trait Rma {
     /// Length in bytes of a segment, `None` if it does not exist.
     fn segment_len(&self, segment: SegmentId) -> Option<usize>;
 
-    /// Copies `dst.len()` bytes from `(pe, segment, offset)` into `dst`.
-    fn get(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        dst: &mut [u8],
-    ) -> Result<(), TransportError>;
-    /// Copies `src` to `(pe, segment, offset)`; visible to everyone when it returns.
-    fn put(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        src: &[u8],
-    ) -> Result<(), TransportError>;
+    /// Copies `dst.len()` bytes from `at` into `dst`.
+    fn get(&self, at: Addr, dst: &mut [u8]) -> Result<(), TransportError>;
+    /// Copies `src` to `at`; visible to everyone when it returns.
+    fn put(&self, at: Addr, src: &[u8]) -> Result<(), TransportError>;
+    /// Performs `op` on the 8-byte-aligned word at `at`, returns the previous value.
+    fn atomic(&self, at: Addr, op: AtomicOp) -> Result<u64, TransportError>;
+
+    // The non-blocking forms. By default they complete at once (a transport whose
+    // operations are memory accesses gains nothing by deferring them), which `quiet`
+    // allows: it only promises completion by then.
+
     /// Starts a get of `len` bytes into `dst`; complete after the next [`quiet`](Self::quiet).
     ///
     /// # Safety
     /// `dst` must be valid for writes of `len` bytes, and not read or written by anyone
     /// else, until `quiet` returns.
-    unsafe fn get_nbi(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        dst: *mut u8,
-        len: usize,
-    ) -> Result<(), TransportError>;
+    #[inline]
+    unsafe fn get_nbi(&self, at: Addr, dst: *mut u8, len: usize) -> Result<(), TransportError> {
+        // SAFETY: the caller guarantees `dst` is valid and exclusively ours for `len` bytes.
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst, len) };
+        self.get(at, dst)
+    }
     /// Starts a put of `len` bytes from `src`; complete after the next [`quiet`](Self::quiet).
     ///
     /// # Safety
     /// `src` must be valid for reads of `len` bytes and not written until `quiet` returns.
-    unsafe fn put_nbi(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), TransportError>;
-    /// Performs `op` on the 8-byte-aligned word at `(pe, segment, offset)`, returns the
-    /// previous value.
-    fn atomic(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        op: AtomicOp,
-    ) -> Result<u64, TransportError>;
+    #[inline]
+    unsafe fn put_nbi(&self, at: Addr, src: *const u8, len: usize) -> Result<(), TransportError> {
+        // SAFETY: the caller guarantees `src` is valid for reads of `len` bytes.
+        let src = unsafe { std::slice::from_raw_parts(src, len) };
+        self.put(at, src)
+    }
     /// Starts `op`; the previous value is in `*result` after the next [`quiet`](Self::quiet).
     ///
     /// # Safety
     /// `result` must be valid for a write of a `u64` and untouched until `quiet` returns.
+    #[inline]
     unsafe fn atomic_nbi(
         &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
+        at: Addr,
         op: AtomicOp,
         result: *mut u64,
-    ) -> Result<(), TransportError>;
+    ) -> Result<(), TransportError> {
+        let v = self.atomic(at, op)?;
+        // SAFETY: the caller guarantees `result` is valid for a write until `quiet`.
+        unsafe { result.write(v) };
+        Ok(())
+    }
     /// Completes every `*_nbi` operation this PE started: gets have landed, puts and
     /// atomics are visible to every later operation of any PE.
     fn quiet(&self) -> Result<(), TransportError>;

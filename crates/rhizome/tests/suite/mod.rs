@@ -4,7 +4,7 @@
 //! Each body runs on every PE with that PE's context and panics on failure; a panic on one
 //! PE fails the whole run.
 
-use rhizome::{AtomicOp, Ctx, ReduceOp, TransportError};
+use rhizome::{AtomicOp, Ctx, Memory, ReduceOp, TransportError};
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -98,17 +98,22 @@ fn atomics_semantics(ctx: &Ctx) {
 
 const THREADS: usize = 4;
 
+/// Runs `work` on `THREADS` threads of this PE at once, each with its own memory handle.
+fn on_threads(ctx: &Ctx, work: impl Fn(&Memory) + Sync) {
+    std::thread::scope(|s| {
+        for _ in 0..THREADS {
+            let (mem, work) = (ctx.memory().clone(), &work);
+            s.spawn(move || work(&mem));
+        }
+    });
+}
+
 fn fetch_add_stress(ctx: &Ctx) {
     let word = ctx.alloc::<u64>(1);
     let per_thread = 20_000u64;
-    std::thread::scope(|s| {
-        for _ in 0..THREADS {
-            let mem = ctx.memory().clone();
-            s.spawn(move || {
-                for i in 0..per_thread {
-                    mem.fetch_add(word.ptr(0, 0), 1 + (i & 1));
-                }
-            });
+    on_threads(ctx, |mem| {
+        for i in 0..per_thread {
+            mem.fetch_add(word.ptr(0, 0), 1 + (i & 1));
         }
     });
     ctx.barrier();
@@ -122,21 +127,16 @@ fn cas_stress(ctx: &Ctx) {
     let word = ctx.alloc::<u64>(1);
     let per_thread = 5_000u64;
     let target = ctx.num_pes() - 1;
-    std::thread::scope(|s| {
-        for _ in 0..THREADS {
-            let mem = ctx.memory().clone();
-            s.spawn(move || {
-                for _ in 0..per_thread {
-                    let p = word.ptr(target, 0);
-                    let mut cur = mem.load(p);
-                    loop {
-                        match mem.compare_exchange(p, cur, cur + 1) {
-                            Ok(_) => break,
-                            Err(actual) => cur = actual,
-                        }
-                    }
+    on_threads(ctx, |mem| {
+        for _ in 0..per_thread {
+            let p = word.ptr(target, 0);
+            let mut cur = mem.load(p);
+            loop {
+                match mem.compare_exchange(p, cur, cur + 1) {
+                    Ok(_) => break,
+                    Err(actual) => cur = actual,
                 }
-            });
+            }
         }
     });
     ctx.barrier();

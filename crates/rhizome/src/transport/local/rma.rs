@@ -2,7 +2,7 @@
 //! all PEs; one-sided operations are memory copies and native atomics.
 
 use super::LocalTransport;
-use crate::transport::{AtomicOp, Collectives, Rma, SegmentId, TransportError};
+use crate::transport::{Addr, AtomicOp, Collectives, Rma, SegmentId, TransportError};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most collective allocations a run may make.
@@ -17,41 +17,19 @@ pub(super) struct Segment {
 impl LocalTransport {
     /// The segment and the checked word range of an access.
     #[inline]
-    fn locate(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        len: usize,
-    ) -> Result<&[AtomicU64], TransportError> {
-        let seg = self
-            .fabric
-            .segments
-            .get(segment as usize)
-            .and_then(|s| s.get());
-        let pes = self.fabric.pes;
-        crate::transport::check_access(
-            pe,
-            pes,
-            segment,
-            offset,
-            len,
-            seg.map(|s| s.len),
-            usize::MAX,
-        )?;
-        Ok(&seg.expect("checked above").mem[pe])
+    fn locate(&self, at: Addr, len: usize) -> Result<&[AtomicU64], TransportError> {
+        let segments = &self.fabric.segments;
+        let seg = segments.get(at.segment as usize).and_then(|s| s.get());
+        let seg_len = seg.map(|s| s.len);
+        crate::transport::check_access(at, len, self.fabric.pes, seg_len, usize::MAX)?;
+        Ok(&seg.expect("checked above").mem[at.pe])
     }
 
     #[inline]
-    fn word(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-    ) -> Result<&AtomicU64, TransportError> {
-        crate::transport::check_word(pe, segment, offset)?;
-        let mem = self.locate(pe, segment, offset, 8)?;
-        Ok(&mem[offset / 8])
+    fn word(&self, at: Addr) -> Result<&AtomicU64, TransportError> {
+        crate::transport::check_word(at)?;
+        let mem = self.locate(at, 8)?;
+        Ok(&mem[at.offset / 8])
     }
 }
 
@@ -103,21 +81,15 @@ impl Rma for LocalTransport {
     }
 
     #[inline]
-    fn get(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        dst: &mut [u8],
-    ) -> Result<(), TransportError> {
-        let mem = self.locate(pe, segment, offset, dst.len())?;
+    fn get(&self, at: Addr, dst: &mut [u8]) -> Result<(), TransportError> {
+        let mem = self.locate(at, dst.len())?;
         // SAFETY: `locate` checked `offset + dst.len()` against the segment length, which
         // is at most the byte size of `mem`; `dst` is an exclusive borrow so the ranges do
         // not overlap. Concurrent writes to the same bytes are a documented program race
         // (as in OpenSHMEM); they cannot tear anything beyond the bytes involved.
         unsafe {
             std::ptr::copy_nonoverlapping(
-                (mem.as_ptr() as *const u8).add(offset),
+                (mem.as_ptr() as *const u8).add(at.offset),
                 dst.as_mut_ptr(),
                 dst.len(),
             );
@@ -127,14 +99,8 @@ impl Rma for LocalTransport {
     }
 
     #[inline]
-    fn put(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        src: &[u8],
-    ) -> Result<(), TransportError> {
-        let mem = self.locate(pe, segment, offset, src.len())?;
+    fn put(&self, at: Addr, src: &[u8]) -> Result<(), TransportError> {
+        let mem = self.locate(at, src.len())?;
         std::sync::atomic::fence(Ordering::Release);
         // SAFETY: bounds checked by `locate`; the segment is interior-mutable memory
         // (`AtomicU64`s), so writing through a shared reference is allowed; racing
@@ -142,7 +108,7 @@ impl Rma for LocalTransport {
         unsafe {
             std::ptr::copy_nonoverlapping(
                 src.as_ptr(),
-                (mem.as_ptr() as *mut u8).add(offset),
+                (mem.as_ptr() as *mut u8).add(at.offset),
                 src.len(),
             );
         }
@@ -150,58 +116,11 @@ impl Rma for LocalTransport {
     }
 
     #[inline]
-    unsafe fn get_nbi(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        dst: *mut u8,
-        len: usize,
-    ) -> Result<(), TransportError> {
-        // SAFETY: the caller guarantees `dst` is valid and exclusively ours for `len` bytes.
-        let dst = unsafe { std::slice::from_raw_parts_mut(dst, len) };
-        self.get(pe, segment, offset, dst)
+    fn atomic(&self, at: Addr, op: AtomicOp) -> Result<u64, TransportError> {
+        Ok(apply(self.word(at)?, op))
     }
 
-    #[inline]
-    unsafe fn put_nbi(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), TransportError> {
-        // SAFETY: the caller guarantees `src` is valid for reads of `len` bytes.
-        let src = unsafe { std::slice::from_raw_parts(src, len) };
-        self.put(pe, segment, offset, src)
-    }
-
-    #[inline]
-    fn atomic(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        op: AtomicOp,
-    ) -> Result<u64, TransportError> {
-        Ok(apply(self.word(pe, segment, offset)?, op))
-    }
-
-    #[inline]
-    unsafe fn atomic_nbi(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        op: AtomicOp,
-        result: *mut u64,
-    ) -> Result<(), TransportError> {
-        let v = self.atomic(pe, segment, offset, op)?;
-        // SAFETY: the caller guarantees `result` is valid for a write until `quiet`.
-        unsafe { result.write(v) };
-        Ok(())
-    }
+    // The non-blocking forms are the trait's: they complete at once.
 
     #[inline]
     fn quiet(&self) -> Result<(), TransportError> {

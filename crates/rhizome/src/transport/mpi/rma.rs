@@ -5,7 +5,7 @@
 use super::lock::Guard;
 use super::raw::{H, byte_type, check, op_no_op, op_replace, op_sum, u64_type};
 use super::{MAX_SEGMENTS, MpiTransport};
-use crate::transport::{AtomicOp, Collectives, ReduceOp, Rma, SegmentId, TransportError};
+use crate::transport::{Addr, AtomicOp, Collectives, ReduceOp, Rma, SegmentId, TransportError};
 use ::mpi::ffi;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,40 +17,46 @@ pub(super) struct Segment {
     pending: AtomicBool,
 }
 
-/// Issues `MPI_Get` of `len` bytes at `offset` of `seg` on `pe` into `dst`.
-///
-/// # Safety
-/// `dst` must stay valid for `len` bytes until the window is flushed; the range must lie
-/// in the segment; the caller holds the RMA lock (or MPI is thread-safe).
-#[inline]
-unsafe fn issue_get(
-    seg: &Segment,
-    pe: usize,
-    offset: usize,
-    dst: *mut u8,
-    len: usize,
-) -> Result<(), TransportError> {
-    let (n, b, at) = (len as c_int, byte_type(), offset as ffi::MPI_Aint);
-    // SAFETY: forwarded from the caller.
-    let rc = unsafe { ffi::MPI_Get(dst.cast(), n, b, pe as c_int, at, n, b, seg.win.0) };
-    check(rc, || format!("MPI_Get from PE {pe}"))
+/// This PE's side of a byte transfer with a window.
+#[derive(Clone, Copy)]
+enum Local {
+    /// A get lands here.
+    Dst(*mut u8),
+    /// A put reads from here.
+    Src(*const u8),
 }
 
-/// Issues `MPI_Put` of `len` bytes from `src` to `offset` of `seg` on `pe`.
+/// Issues `MPI_Get` or `MPI_Put` of `len` bytes between `local` and `at` (in `seg`).
 ///
 /// # Safety
-/// As [`issue_get`], with `src` unchanged until the flush.
-unsafe fn issue_put(
+/// `local` must stay valid for `len` bytes (and a source unchanged) until the window is
+/// flushed; the range must lie in the segment; the caller holds the RMA lock (or MPI is
+/// thread-safe).
+#[inline]
+unsafe fn issue_bytes(
     seg: &Segment,
-    pe: usize,
-    offset: usize,
-    src: *const u8,
+    at: Addr,
+    local: Local,
     len: usize,
 ) -> Result<(), TransportError> {
-    let (n, b, at) = (len as c_int, byte_type(), offset as ffi::MPI_Aint);
+    let (n, b, disp, win) = (
+        len as c_int,
+        byte_type(),
+        at.offset as ffi::MPI_Aint,
+        seg.win.0,
+    );
+    let (pe, rank) = (at.pe, at.pe as c_int);
     // SAFETY: forwarded from the caller.
-    let rc = unsafe { ffi::MPI_Put(src.cast(), n, b, pe as c_int, at, n, b, seg.win.0) };
-    check(rc, || format!("MPI_Put to PE {pe}"))
+    let rc = unsafe {
+        match local {
+            Local::Dst(dst) => ffi::MPI_Get(dst.cast(), n, b, rank, disp, n, b, win),
+            Local::Src(src) => ffi::MPI_Put(src.cast(), n, b, rank, disp, n, b, win),
+        }
+    };
+    check(rc, || match local {
+        Local::Dst(_) => format!("MPI_Get from PE {pe}"),
+        Local::Src(_) => format!("MPI_Put to PE {pe}"),
+    })
 }
 
 /// Completes every operation issued on `seg` towards `pe`.
@@ -72,36 +78,17 @@ impl MpiTransport {
 
     /// The segment of an access, bounds checked.
     #[inline]
-    pub(super) fn locate(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        len: usize,
-    ) -> Result<&Segment, TransportError> {
-        let seg = self.segments.get(segment as usize).and_then(|s| s.get());
-        let max = c_int::MAX as usize;
-        crate::transport::check_access(
-            pe,
-            self.size,
-            segment,
-            offset,
-            len,
-            seg.map(|s| s.len),
-            max,
-        )?;
+    pub(super) fn locate(&self, at: Addr, len: usize) -> Result<&Segment, TransportError> {
+        let seg = self.segments.get(at.segment as usize).and_then(|s| s.get());
+        let (seg_len, max) = (seg.map(|s| s.len), c_int::MAX as usize);
+        crate::transport::check_access(at, len, self.size, seg_len, max)?;
         Ok(seg.expect("checked above"))
     }
 
     #[inline]
-    fn word(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-    ) -> Result<&Segment, TransportError> {
-        crate::transport::check_word(pe, segment, offset)?;
-        self.locate(pe, segment, offset, 8)
+    fn word(&self, at: Addr) -> Result<&Segment, TransportError> {
+        crate::transport::check_word(at)?;
+        self.locate(at, 8)
     }
 
     /// Issues an atomic without completing it. Call with the lock held, or without it if
@@ -113,13 +100,13 @@ impl MpiTransport {
     unsafe fn issue_atomic(
         &self,
         seg: &Segment,
-        pe: usize,
-        offset: usize,
+        at: Addr,
         op: AtomicOp,
         origin: *mut [u64; 2],
         result: *mut u64,
     ) -> Result<(), TransportError> {
-        let (rank, disp, win) = (pe as c_int, offset as ffi::MPI_Aint, seg.win.0);
+        let (pe, disp, win) = (at.pe, at.offset as ffi::MPI_Aint, seg.win.0);
+        let rank = pe as c_int;
         let o = origin as *mut u64;
         // SAFETY: the caller keeps `origin` and `result` alive until the flush; the target
         // word was bounds- and alignment-checked by `word`; the lock is held.
@@ -166,21 +153,19 @@ impl MpiTransport {
     #[inline]
     fn transfer(
         &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
+        at: Addr,
         len: usize,
         blocking: bool,
         issue: impl FnOnce(&Segment) -> Result<(), TransportError>,
     ) -> Result<(), TransportError> {
-        let seg = self.locate(pe, segment, offset, len)?;
+        let seg = self.locate(at, len)?;
         if len == 0 {
             return Ok(());
         }
         let _l = self.rma_lock();
         issue(seg)?;
         if blocking {
-            flush(seg, pe)
+            flush(seg, at.pe)
         } else {
             // Marked after issuing: a `quiet` that finds the mark flushes after the issue.
             seg.pending.store(true, Ordering::Release);
@@ -286,97 +271,64 @@ impl Rma for MpiTransport {
     }
 
     #[inline]
-    fn get(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        dst: &mut [u8],
-    ) -> Result<(), TransportError> {
+    fn get(&self, at: Addr, dst: &mut [u8]) -> Result<(), TransportError> {
         let (ptr, len) = (dst.as_mut_ptr(), dst.len());
         // SAFETY: `dst` is valid for its length and borrowed until `transfer` has flushed
         // the get; the range was checked by `locate`; lock held or MPI thread-safe.
-        self.transfer(pe, segment, offset, len, true, |seg| unsafe {
-            issue_get(seg, pe, offset, ptr, len)
+        self.transfer(at, len, true, |seg| unsafe {
+            issue_bytes(seg, at, Local::Dst(ptr), len)
         })
     }
 
     #[inline]
-    fn put(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        src: &[u8],
-    ) -> Result<(), TransportError> {
+    fn put(&self, at: Addr, src: &[u8]) -> Result<(), TransportError> {
+        let (ptr, len) = (src.as_ptr(), src.len());
         // SAFETY: `src` is valid for its length until `transfer` has flushed the put;
         // range checked by `locate`; lock held or MPI thread-safe.
-        self.transfer(pe, segment, offset, src.len(), true, |seg| unsafe {
-            issue_put(seg, pe, offset, src.as_ptr(), src.len())
+        self.transfer(at, len, true, |seg| unsafe {
+            issue_bytes(seg, at, Local::Src(ptr), len)
         })
     }
 
     #[inline]
-    unsafe fn get_nbi(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        dst: *mut u8,
-        len: usize,
-    ) -> Result<(), TransportError> {
+    unsafe fn get_nbi(&self, at: Addr, dst: *mut u8, len: usize) -> Result<(), TransportError> {
         // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
         // this window (`transfer` marks it pending); range checked; lock held or MPI
         // thread-safe.
-        self.transfer(pe, segment, offset, len, false, |seg| unsafe {
-            issue_get(seg, pe, offset, dst, len)
+        self.transfer(at, len, false, |seg| unsafe {
+            issue_bytes(seg, at, Local::Dst(dst), len)
         })
     }
 
     #[inline]
-    unsafe fn put_nbi(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), TransportError> {
+    unsafe fn put_nbi(&self, at: Addr, src: *const u8, len: usize) -> Result<(), TransportError> {
         // SAFETY: as in `get_nbi`, with `src` unchanged until `quiet`.
-        self.transfer(pe, segment, offset, len, false, |seg| unsafe {
-            issue_put(seg, pe, offset, src, len)
+        self.transfer(at, len, false, |seg| unsafe {
+            issue_bytes(seg, at, Local::Src(src), len)
         })
     }
 
     #[inline]
-    fn atomic(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        op: AtomicOp,
-    ) -> Result<u64, TransportError> {
-        let seg = self.word(pe, segment, offset)?;
+    fn atomic(&self, at: Addr, op: AtomicOp) -> Result<u64, TransportError> {
+        let seg = self.word(at)?;
         let mut origin = [0u64; 2];
         let mut result = 0u64;
         let _l = self.rma_lock();
         // SAFETY: `origin` and `result` live until the flush below completes the
         // operation; lock held or MPI thread-safe.
-        unsafe { self.issue_atomic(seg, pe, offset, op, &mut origin, &mut result)? };
-        flush(seg, pe)?;
+        unsafe { self.issue_atomic(seg, at, op, &mut origin, &mut result)? };
+        flush(seg, at.pe)?;
         Ok(result)
     }
 
     #[inline]
     unsafe fn atomic_nbi(
         &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
+        at: Addr,
         op: AtomicOp,
         result: *mut u64,
     ) -> Result<(), TransportError> {
-        let seg = self.word(pe, segment, offset)?;
+        let seg = self.word(at)?;
         let mut l = self.mpi();
         // The standard lets MPI read the origin values until the operation completes, so
         // they live in a heap cell kept until the next flush of pending windows.
@@ -384,7 +336,7 @@ impl Rma for MpiTransport {
         // SAFETY: the boxed origin stays in `l.origins` (its heap address is stable) until
         // `flush_pending` completed this window; the caller keeps `result` valid until
         // `quiet`; lock held.
-        unsafe { self.issue_atomic(seg, pe, offset, op, &mut *origin, result)? };
+        unsafe { self.issue_atomic(seg, at, op, &mut *origin, result)? };
         l.origins.push(origin);
         seg.pending.store(true, Ordering::Release);
         Ok(())
