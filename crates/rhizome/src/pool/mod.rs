@@ -73,6 +73,8 @@ pub struct Worker {
     // Owner-private deque state (the shared half is `shared.deques[index]`).
     head: Cell<usize>,
     split: Cell<usize>,
+    /// Nothing below `head` is shared any more; whenever it is set, so is the deque's
+    /// `movesplit`, the one flag `push` tests.
     allstolen: Cell<bool>,
     rng: Cell<u64>,
 }
@@ -163,21 +165,35 @@ impl Pool {
 struct ReclaimOnUnwind<'a, F: FnOnce(&Worker) -> R, R> {
     worker: &'a Worker,
     job: &'a StackJob<F, R>,
+    /// The slot the job was pushed to.
+    slot: usize,
 }
 
 impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
-    #[cold]
+    // Inlined so that the guard's two fields stay in the registers they are in anyway:
+    // a guard that `drop` takes by reference would be stored to the frame on every join.
+    #[inline]
     fn drop(&mut self) {
-        // A task that was not stolen is dropped unrun; a stolen one's result (or panic)
-        // is dropped here: the first panic is the one that propagates.
-        if self.worker.pop_or_reclaim() {
-            // SAFETY: popped back, so no thief has it; its closure is used nowhere else.
-            unsafe { self.job.drop_fn() };
-        } else {
-            self.worker.wait_for_thief();
-            // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
-            drop(unsafe { self.job.take_result() });
-        }
+        reclaim_on_unwind(self.worker, self.job, self.slot);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
+    worker: &Worker,
+    job: &StackJob<F, R>,
+    slot: usize,
+) {
+    // A task that was not stolen is dropped unrun; a stolen one's result (or panic) is
+    // dropped here: the first panic is the one that propagates.
+    if worker.pop_or_reclaim(slot) {
+        // SAFETY: popped back, so no thief has it; its closure is used nowhere else.
+        unsafe { job.drop_fn() };
+    } else {
+        worker.wait_for_thief();
+        // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
+        drop(unsafe { job.take_result() });
     }
 }
 
@@ -213,7 +229,7 @@ impl Worker {
         let own: *const Deque = &shared.deques[index];
         let slots = shared.deques[index].slots.as_ptr();
         let capacity = shared.deques[index].slots.len();
-        Worker {
+        let w = Worker {
             shared,
             own,
             slots,
@@ -225,7 +241,9 @@ impl Worker {
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
-        }
+        };
+        w.set_allstolen();
+        w
     }
 
     /// This worker's index in its pool, `0..workers`.
@@ -256,23 +274,21 @@ impl Worker {
         RB: Send,
     {
         let job_b = StackJob::new(b);
-        if !self.push(job_b.as_job_ref()) {
-            // Deque full: no more parallelism at this depth.
+        let Some(slot) = self.push(job_b.as_job_ref()) else {
             // SAFETY: the job was never pushed, so this is the only use of its closure.
-            let fb = unsafe { job_b.take_fn() };
-            let ra = a(self);
-            return (ra, fb(self));
-        }
+            return self.join_unforked(a, unsafe { job_b.take_fn() });
+        };
         // If `a` panics, `job_b` (on this stack frame) must be reclaimed or waited for
         // before the frame unwinds; the guard does that without a `catch_unwind` on the
         // hot path.
         let guard = ReclaimOnUnwind {
             worker: self,
             job: &job_b,
+            slot,
         };
         let ra = a(self);
         std::mem::forget(guard);
-        if self.pop_or_reclaim() {
+        if self.pop_or_reclaim(slot) {
             // SAFETY: popped back, so no thief has it; its closure is used once, here.
             (ra, unsafe { job_b.take_fn() }(self))
         } else {
@@ -285,12 +301,26 @@ impl Worker {
         }
     }
 
-    /// Pushes a task; false when the deque is full.
+    /// Runs both halves of a join in turn: the deque is full, so there is no more
+    /// parallelism at this depth. Out of line so that `join` does not keep registers for
+    /// it (every register `join` keeps is saved and restored on every call).
+    #[cold]
+    #[inline(never)]
+    fn join_unforked<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA,
+        B: FnOnce(&Worker) -> RB,
+    {
+        let ra = a(self);
+        (ra, b(self))
+    }
+
+    /// Pushes a task and returns its slot; `None` when the deque is full.
     #[inline]
-    fn push(&self, job: JobRef) -> bool {
+    fn push(&self, job: JobRef) -> Option<usize> {
         let h = self.head.get();
         if h == self.capacity {
-            return false;
+            return None;
         }
         // SAFETY: `h < capacity`, and `slots` points into `shared.deques`, which
         // `self.shared` keeps alive and never reallocates.
@@ -301,6 +331,24 @@ impl Worker {
         unsafe { (*slot.job.get()).write(job) };
         slot.state.store(FREE, Ordering::Relaxed);
         self.head.set(h + 1);
+        // One test for both reasons to share: this worker raises `movesplit` itself when
+        // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
+        if self.deque().movesplit.load(Ordering::Relaxed) {
+            self.share(h);
+        }
+        Some(h)
+    }
+
+    /// This worker's deque holds no shared task: the next push shares at once.
+    fn set_allstolen(&self) {
+        self.allstolen.set(true);
+        self.deque().movesplit.store(true, Ordering::Relaxed);
+    }
+
+    /// Shares tasks after the push of slot `h` found `movesplit` raised.
+    #[cold]
+    #[inline(never)]
+    fn share(&self, h: usize) {
         let d = self.deque();
         if self.allstolen.get() {
             // Everything below was stolen: share this task at once (it is the largest
@@ -309,7 +357,7 @@ impl Worker {
             self.split.set(h + 1);
             d.movesplit.store(false, Ordering::Relaxed);
             d.ts.store(pack(h, h + 1), Ordering::Release);
-        } else if d.movesplit.load(Ordering::Relaxed) {
+        } else {
             // A thief asked for work: share the older half of the private tasks.
             let split = self.split.get();
             let new_split = split + (h + 1 - split).div_ceil(2);
@@ -329,14 +377,19 @@ impl Worker {
             self.split.set(new_split);
             d.movesplit.store(false, Ordering::Relaxed);
         }
-        true
     }
 
-    /// Takes back the most recent task: true if it was not stolen (it is popped and the
-    /// caller runs it), false if a thief has it (it stays reserved until completed).
+    /// Takes back the most recent task, pushed to slot `h`: true if it was not stolen (it
+    /// is popped and the caller runs it), false if a thief has it (it stays reserved until
+    /// completed).
+    ///
+    /// `h` comes from `push` rather than from `head` (which is `h + 1` again, as every
+    /// join in between has popped its own task): reading `head` back would chain every
+    /// join's pop to the store of the previous one through memory, a store-forwarding
+    /// delay on the critical path of each join.
     #[inline]
-    fn pop_or_reclaim(&self) -> bool {
-        let h = self.head.get() - 1;
+    fn pop_or_reclaim(&self, h: usize) -> bool {
+        debug_assert_eq!(self.head.get(), h + 1);
         if h >= self.split.get() {
             self.head.set(h);
             return true;
@@ -371,7 +424,7 @@ impl Worker {
         // Thieves take the oldest tasks first, so every task below `h` is stolen too:
         // the deque is empty apart from the reserved slot `h`.
         self.split.set(h + 1);
-        self.allstolen.set(true);
+        self.set_allstolen();
         let slot = &d.slots[h];
         let mut idle = 0u32;
         loop {
@@ -388,7 +441,7 @@ impl Worker {
         }
         self.head.set(h);
         self.split.set(h);
-        self.allstolen.set(true);
+        self.set_allstolen();
         d.ts.store(pack(h, h), Ordering::Release);
     }
 
