@@ -18,20 +18,28 @@ pub fn fib_seq(n: u64) -> u64 {
 /// cutoff: this measures `join`), like Lace's `pfib` with one `SPAWN`/`SYNC` per call.
 ///
 /// Shaped as gcc compiles `pfib`, so that the comparison measures `join` and not the
-/// compilers: the leaf test is inlined into the caller ([`fib_split`] is the rest; gcc's
+/// compilers: the leaf test is inlined into the caller (`fib_node` is the rest; gcc's
 /// partial inlining splits `pfib_CALL` the same way, LLVM does not split functions), and
 /// the half that is forked is `fib(n - 1)`, the one Lace spawns, so a thief takes the
-/// larger half and the half run inline after the join is in tail position.
-#[inline]
+/// larger half.
 pub fn fib(w: &Worker, n: u64) -> u64 {
-    if n < 2 { n } else { fib_split(w, n) }
+    fib_or_leaf(w, n)
 }
 
-/// `fib(n)` for `n >= 2`: the internal node of [`fib`], one `join`.
+#[inline(always)]
+fn fib_or_leaf(w: &Worker, n: u64) -> u64 {
+    if n < 2 { n } else { fib_node(w, n) }
+}
+
+/// `fib(n)` for `n >= 2`: an internal node of the recursion, one `join`. Private, so
+/// that its recursive calls are direct calls rather than calls through the GOT.
 #[inline(never)]
-pub fn fib_split(w: &Worker, n: u64) -> u64 {
+fn fib_node(w: &Worker, n: u64) -> u64 {
     // `move`: `n` is captured by value, so it is not spilled to the frame before the leaf test.
-    let (a, b) = w.join(move |w| fib(w, n - 2), move |w| fib(w, n - 1));
+    let (a, b) = w.join(
+        move |w| fib_or_leaf(w, n - 2),
+        move |w| fib_or_leaf(w, n - 1),
+    );
     a + b
 }
 
