@@ -74,7 +74,7 @@ fn thief(b: Arc<Bench>, me: usize, tries: usize) -> thread::JoinHandle<Vec<usize
 
 /// Checks that the tags the owner and the thieves ran are `expected`, each once, and
 /// that the owner waited only for tasks a thief ran.
-fn check(owner: Vec<(Ran, usize)>, thieves: Vec<usize>, expected: &[usize]) {
+fn check(owner: Taken, thieves: Vec<usize>, expected: &[usize]) {
     let mut all: Vec<usize> = owner
         .iter()
         .filter(|(who, _)| *who == Ran::Owner)
@@ -87,10 +87,49 @@ fn check(owner: Vec<(Ran, usize)>, thieves: Vec<usize>, expected: &[usize]) {
         if *who == Ran::Thief {
             assert!(
                 thieves.contains(tag),
-                "the owner saw a result no thief left"
+                "the owner waited for a task no thief ran"
             );
         }
     }
+}
+
+/// Runs `owner` with `tasks` tasks against one thief per entry of `tries` (making that
+/// many attempts), in every interleaving, and checks the outcome.
+fn model(tries: &'static [usize], tasks: usize, owner: fn(&Bench, &Owner, usize) -> Taken) {
+    ::loom::model(move || {
+        let b = Bench::new();
+        let thieves: Vec<_> = (tries.iter().enumerate())
+            .map(|(me, &n)| thief(Arc::clone(&b), me, n))
+            .collect();
+        // SAFETY: `b` outlives `o`, and `o` is the deque's only owner.
+        let o = unsafe { Owner::new(&b.deque) };
+        let taken = owner(&b, &o, tasks);
+        let stolen = thieves.into_iter().flat_map(|t| t.join().unwrap());
+        check(taken, stolen.collect(), &(1..=tasks).collect::<Vec<_>>());
+    });
+}
+
+/// Who ran which task, as the owner saw it.
+type Taken = Vec<(Ran, usize)>;
+
+/// Nested forks: pushes tasks `1..=n`, then takes them back, newest first.
+fn nested(b: &Bench, o: &Owner, n: usize) -> Taken {
+    let pushed: Vec<(usize, usize)> = (1..=n)
+        .map(|tag| (o.push(JobRef::tagged(tag)).expect("room"), tag))
+        .collect();
+    (pushed.iter().rev())
+        .map(|&(h, tag)| take_back(b, o, h, tag))
+        .collect()
+}
+
+/// Forks in sequence: pushes and takes back each of tasks `1..=n` in turn, in one slot.
+fn sequential(b: &Bench, o: &Owner, n: usize) -> Taken {
+    (1..=n)
+        .map(|tag| {
+            let h = o.push(JobRef::tagged(tag)).expect("room");
+            take_back(b, o, h, tag)
+        })
+        .collect()
 }
 
 /// Three nested forks against one thief making two attempts: the first push is shared at
@@ -98,56 +137,18 @@ fn check(owner: Vec<(Ran, usize)>, thieves: Vec<usize>, expected: &[usize]) {
 /// half of them; pops race the thief's compare-and-swap on the split.
 #[test]
 fn nested_forks_against_a_thief_run_every_task_once() {
-    ::loom::model(|| {
-        let b = Bench::new();
-        let t = thief(Arc::clone(&b), 0, 2);
-        // SAFETY: `b` outlives `o`, and `o` is the deque's only owner.
-        let o = unsafe { Owner::new(&b.deque) };
-        let pushed: Vec<(usize, usize)> = (1..=3)
-            .map(|tag| (o.push(JobRef::tagged(tag)).expect("room"), tag))
-            .collect();
-        let owner: Vec<_> = pushed
-            .iter()
-            .rev()
-            .map(|&(h, tag)| take_back(&b, &o, h, tag))
-            .collect();
-        check(owner, t.join().unwrap(), &[1, 2, 3]);
-    });
+    model(&[2], 3, nested);
 }
 
 /// A slot stolen, completed and then reused for the next fork: the thief of the second
 /// task must read the second job, not the first, and the owner its result.
 #[test]
 fn a_slot_reused_after_a_steal_carries_the_new_task() {
-    ::loom::model(|| {
-        let b = Bench::new();
-        let t = thief(Arc::clone(&b), 0, 2);
-        // SAFETY: `b` outlives `o`, and `o` is the deque's only owner.
-        let o = unsafe { Owner::new(&b.deque) };
-        let mut owner = Vec::new();
-        for tag in 1..=2 {
-            let h = o.push(JobRef::tagged(tag)).expect("room");
-            owner.push(take_back(&b, &o, h, tag));
-        }
-        check(owner, t.join().unwrap(), &[1, 2]);
-    });
+    model(&[2], 2, sequential);
 }
 
 /// Two thieves racing for the shared tasks of one owner: only one wins each slot.
 #[test]
 fn two_thieves_never_take_the_same_task() {
-    ::loom::model(|| {
-        let b = Bench::new();
-        let thieves = [thief(Arc::clone(&b), 0, 1), thief(Arc::clone(&b), 1, 1)];
-        // SAFETY: `b` outlives `o`, and `o` is the deque's only owner.
-        let o = unsafe { Owner::new(&b.deque) };
-        let h1 = o.push(JobRef::tagged(1)).expect("room");
-        let h2 = o.push(JobRef::tagged(2)).expect("room");
-        let owner = vec![take_back(&b, &o, h2, 2), take_back(&b, &o, h1, 1)];
-        let stolen = thieves
-            .into_iter()
-            .flat_map(|t| t.join().unwrap())
-            .collect();
-        check(owner, stolen, &[1, 2]);
-    });
+    model(&[1, 1], 2, nested);
 }
