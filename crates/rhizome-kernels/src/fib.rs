@@ -14,13 +14,32 @@ pub fn fib_seq(n: u64) -> u64 {
     }
 }
 
-/// `fib(n)` on the fork-join pool, one `join` per call (no cutoff: this measures `join`).
+/// `fib(n)` on the fork-join pool, one `join` per internal call of the recursion (no
+/// cutoff: this measures `join`), like Lace's `pfib` with one `SPAWN`/`SYNC` per call.
+///
+/// Shaped as gcc compiles `pfib`, so that the comparison measures `join` and not the
+/// compilers: the leaf test is inlined into the caller (`fib_node` is the rest; gcc's
+/// partial inlining splits `pfib_CALL` the same way, LLVM does not split functions), and
+/// the half that is forked is `fib(n - 1)`, the one Lace spawns, so a thief takes the
+/// larger half.
 pub fn fib(w: &Worker, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
+    fib_or_leaf(w, n)
+}
+
+#[inline(always)]
+fn fib_or_leaf(w: &Worker, n: u64) -> u64 {
+    if n < 2 { n } else { fib_node(w, n) }
+}
+
+/// `fib(n)` for `n >= 2`: an internal node of the recursion, one `join`. Private, so
+/// that its recursive calls are direct calls rather than calls through the GOT.
+#[inline(never)]
+fn fib_node(w: &Worker, n: u64) -> u64 {
     // `move`: `n` is captured by value, so it is not spilled to the frame before the leaf test.
-    let (a, b) = w.join(move |w| fib(w, n - 1), move |w| fib(w, n - 2));
+    let (a, b) = w.join(
+        move |w| fib_or_leaf(w, n - 2),
+        move |w| fib_or_leaf(w, n - 1),
+    );
     a + b
 }
 

@@ -8,14 +8,28 @@
 //! with a CAS that races fairly with thieves; if a thief won, the task is stolen and the
 //! owner helps (steals back) until the thief's completion flag is up.
 //!
+//! The whole protocol is here, as the owner's operations on [`Owner`] and the thief's on
+//! [`Deque`], so that a build with `RUSTFLAGS="--cfg loom"` model-checks it with loom's
+//! atomics (the `loom_model` tests below); `Worker` only decides what to run.
+//!
 //! Hand-written because no crate offers this protocol: crossbeam's Chase–Lev deque needs
 //! a sequentially consistent fence on every pop, which is most of the cost of a join.
 
 use super::job::JobRef;
+#[cfg(loom)]
+use ::loom::{
+    cell::UnsafeCell,
+    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize},
+};
 use crossbeam_utils::CachePadded;
-use std::cell::UnsafeCell;
+use std::cell::Cell;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::Ordering;
+#[cfg(not(loom))]
+use std::{
+    cell::UnsafeCell,
+    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize},
+};
 
 /// `Slot::state`: not stolen.
 pub(super) const FREE: usize = 0;
@@ -25,33 +39,70 @@ pub(super) const COMPLETED: usize = 1;
 pub(super) const THIEF_BASE: usize = 2;
 
 pub(super) struct Slot {
-    pub(super) job: UnsafeCell<MaybeUninit<JobRef>>,
+    job: JobCell,
     pub(super) state: AtomicUsize,
+}
+
+/// The job of a slot: written by the owner, read by the one thief that wins the slot.
+/// Under loom the cell is loom's, which checks that these accesses never race.
+struct JobCell(UnsafeCell<MaybeUninit<JobRef>>);
+
+#[cfg(not(loom))]
+impl JobCell {
+    /// # Safety
+    /// No other thread accesses the cell meanwhile.
+    #[inline]
+    unsafe fn write(&self, job: JobRef) {
+        // SAFETY: the caller's contract.
+        unsafe { (*self.0.get()).write(job) };
+    }
+
+    /// # Safety
+    /// A job was written, its write happens before this read, and no other thread
+    /// accesses the cell meanwhile.
+    #[inline]
+    unsafe fn read(&self) -> JobRef {
+        // SAFETY: the caller's contract.
+        unsafe { (*self.0.get()).assume_init_read() }
+    }
+}
+
+#[cfg(loom)]
+impl JobCell {
+    unsafe fn write(&self, job: JobRef) {
+        // SAFETY: the caller's contract, which loom checks.
+        self.0.with_mut(|c| unsafe { (*c).write(job) });
+    }
+
+    unsafe fn read(&self) -> JobRef {
+        // SAFETY: the caller's contract, which loom checks.
+        self.0.with(|c| unsafe { (*c).assume_init_read() })
+    }
 }
 
 /// The shared half of one worker's deque.
 pub(super) struct Deque {
     /// `tail` in the low 32 bits, `split` in the high 32 bits.
-    pub(super) ts: CachePadded<AtomicU64>,
-    pub(super) movesplit: CachePadded<AtomicBool>,
-    pub(super) slots: Box<[Slot]>,
+    ts: CachePadded<AtomicU64>,
+    movesplit: CachePadded<AtomicBool>,
+    slots: Box<[Slot]>,
 }
 
 // SAFETY: the job cells are written only by the owner while the slot is private or
 // reserved, and read by exactly one thief after it won the slot by CAS on `ts`, which
-// orders the accesses (see the module docs and `Worker::push`/`steal_from`).
+// orders the accesses (see the module docs, `Owner::push` and `Deque::steal`).
 unsafe impl Sync for Deque {}
 // SAFETY: the job pointers in the slots point at stack jobs whose closures are `Send`
 // (`Worker::join` requires it); moving the deque moves only these pointers.
 unsafe impl Send for Deque {}
 
 #[inline]
-pub(super) fn pack(tail: usize, split: usize) -> u64 {
+fn pack(tail: usize, split: usize) -> u64 {
     tail as u64 | (split as u64) << 32
 }
 
 #[inline]
-pub(super) fn unpack(ts: u64) -> (usize, usize) {
+fn unpack(ts: u64) -> (usize, usize) {
     ((ts & 0xFFFF_FFFF) as usize, (ts >> 32) as usize)
 }
 
@@ -62,10 +113,219 @@ impl Deque {
             movesplit: CachePadded::new(AtomicBool::new(false)),
             slots: (0..capacity)
                 .map(|_| Slot {
-                    job: UnsafeCell::new(MaybeUninit::uninit()),
+                    job: JobCell(UnsafeCell::new(MaybeUninit::uninit())),
                     state: AtomicUsize::new(FREE),
                 })
                 .collect(),
         }
     }
+
+    /// Takes the oldest shared task for worker `thief`: its slot and job. The slot stays
+    /// reserved until the thief calls [`complete`](Deque::complete). With nothing
+    /// shared, asks the owner to share (`movesplit`) and returns `None`.
+    pub(super) fn steal(&self, thief: usize) -> Option<(usize, JobRef)> {
+        let ts = self.ts.load(Ordering::Acquire);
+        let (tail, split) = unpack(ts);
+        if tail >= split {
+            if !self.movesplit.load(Ordering::Relaxed) {
+                self.movesplit.store(true, Ordering::Relaxed);
+            }
+            return None;
+        }
+        self.ts
+            .compare_exchange(
+                ts,
+                pack(tail + 1, split),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .ok()?;
+        let slot = &self.slots[tail];
+        // SAFETY: winning the CAS made this thread the only one to take slot `tail`; the
+        // owner wrote the job before publishing the split (release, acquired by our CAS)
+        // and does not reuse the slot before we store COMPLETED.
+        let job = unsafe { slot.job.read() };
+        slot.state.store(THIEF_BASE + thief, Ordering::Relaxed);
+        Some((tail, job))
+    }
+
+    /// The task stolen from slot `i` has run: everything it wrote is visible to the
+    /// owner once it sees the flag, and the owner may reuse the slot.
+    pub(super) fn complete(&self, i: usize) {
+        self.slots[i].state.store(COMPLETED, Ordering::Release);
+    }
 }
+
+/// The owner's side of a deque: the private `head`, `split` and `allstolen` in plain
+/// cells, and the deque's slots as a pointer and length so that a push reads only this
+/// struct (it sits inside `Worker`).
+pub(super) struct Owner {
+    deque: *const Deque,
+    slots: *const Slot,
+    capacity: usize,
+    head: Cell<usize>,
+    split: Cell<usize>,
+    /// Nothing below `head` is shared any more; whenever it is set, so is the deque's
+    /// `movesplit`, the one flag `push` tests.
+    allstolen: Cell<bool>,
+}
+
+impl Owner {
+    /// The owner of `deque`, which starts with nothing shared.
+    ///
+    /// # Safety
+    /// `deque` outlives the owner, is not reallocated, and has no other owner meanwhile.
+    pub(super) unsafe fn new(deque: &Deque) -> Owner {
+        let o = Owner {
+            deque,
+            slots: deque.slots.as_ptr(),
+            capacity: deque.slots.len(),
+            head: Cell::new(0),
+            split: Cell::new(0),
+            allstolen: Cell::new(true),
+        };
+        o.set_allstolen();
+        o
+    }
+
+    #[inline]
+    fn deque(&self) -> &Deque {
+        // SAFETY: `new`'s contract keeps the deque alive and in place.
+        unsafe { &*self.deque }
+    }
+
+    /// Pushes a task and returns its slot; `None` when the deque is full.
+    #[inline]
+    pub(super) fn push(&self, job: JobRef) -> Option<usize> {
+        let h = self.head.get();
+        if h == self.capacity {
+            return None;
+        }
+        // SAFETY: `h < capacity`, and `slots` points into the deque, which `new`'s
+        // contract keeps alive and in place.
+        let slot = unsafe { &*self.slots.add(h) };
+        // SAFETY: slot `h` is at or above `head`, so no thief can take it (thieves only
+        // take slots below the published split, which is at most `head`) and no
+        // earlier thief still uses it (a stolen slot is released only when completed).
+        unsafe { slot.job.write(job) };
+        slot.state.store(FREE, Ordering::Relaxed);
+        self.head.set(h + 1);
+        // One test for both reasons to share: the owner raises `movesplit` itself when
+        // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
+        if self.deque().movesplit.load(Ordering::Relaxed) {
+            self.share(h);
+        }
+        Some(h)
+    }
+
+    /// Nothing is shared any more: the next push shares at once.
+    fn set_allstolen(&self) {
+        self.allstolen.set(true);
+        self.deque().movesplit.store(true, Ordering::Relaxed);
+    }
+
+    /// Shares tasks after the push of slot `h` found `movesplit` raised.
+    #[cold]
+    #[inline(never)]
+    fn share(&self, h: usize) {
+        let d = self.deque();
+        if self.allstolen.get() {
+            // Everything below was stolen: share this task at once (it is the largest
+            // piece of work this worker will fork for a while).
+            self.allstolen.set(false);
+            self.split.set(h + 1);
+            d.movesplit.store(false, Ordering::Relaxed);
+            d.ts.store(pack(h, h + 1), Ordering::Release);
+        } else {
+            // A thief asked for work: share the older half of the private tasks.
+            let split = self.split.get();
+            let new_split = split + (h + 1 - split).div_ceil(2);
+            let mut ts = d.ts.load(Ordering::Relaxed);
+            loop {
+                let (tail, _) = unpack(ts);
+                match d.ts.compare_exchange_weak(
+                    ts,
+                    pack(tail, new_split),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break,
+                    Err(now) => ts = now,
+                }
+            }
+            self.split.set(new_split);
+            d.movesplit.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes back the most recent task, pushed to slot `h`: true if it was not stolen (it
+    /// is popped and the caller runs it), false if a thief has it (it stays reserved until
+    /// completed: see [`begin_wait`](Owner::begin_wait)).
+    ///
+    /// `h` comes from `push` rather than from `head` (which is `h + 1` again, as every
+    /// join in between has popped its own task): reading `head` back would chain every
+    /// join's pop to the store of the previous one through memory, a store-forwarding
+    /// delay on the critical path of each join.
+    #[inline]
+    pub(super) fn pop_or_reclaim(&self, h: usize) -> bool {
+        debug_assert_eq!(self.head.get(), h + 1);
+        if h >= self.split.get() {
+            self.head.set(h);
+            return true;
+        }
+        let d = self.deque();
+        let mut ts = d.ts.load(Ordering::Acquire);
+        loop {
+            let (tail, _) = unpack(ts);
+            if tail > h {
+                return false;
+            }
+            // Make `h` private again; older shared tasks stay shared.
+            match d
+                .ts
+                .compare_exchange(ts, pack(tail, h), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    self.split.set(h);
+                    self.head.set(h);
+                    return true;
+                }
+                Err(now) => ts = now,
+            }
+        }
+    }
+
+    /// After `pop_or_reclaim` found the most recent task stolen: returns its slot, to be
+    /// polled with [`thief_state`](Owner::thief_state) until `COMPLETED`, then released
+    /// with [`end_wait`](Owner::end_wait). Meanwhile the owner may push and run other
+    /// tasks above it.
+    pub(super) fn begin_wait(&self) -> usize {
+        let h = self.head.get() - 1;
+        // Thieves take the oldest tasks first, so every task below `h` is stolen too:
+        // the deque is empty apart from the reserved slot `h`.
+        self.split.set(h + 1);
+        self.set_allstolen();
+        h
+    }
+
+    /// The state of the stolen slot `h`: `COMPLETED` (acquiring what the thief wrote),
+    /// `THIEF_BASE` plus the thief's index, or `FREE` if the thief has not said yet.
+    #[inline]
+    pub(super) fn thief_state(&self, h: usize) -> usize {
+        self.deque().slots[h].state.load(Ordering::Acquire)
+    }
+
+    /// The thief of slot `h` has completed: the slot is free and the deque empty.
+    pub(super) fn end_wait(&self, h: usize) {
+        self.head.set(h);
+        self.split.set(h);
+        self.set_allstolen();
+        self.deque().ts.store(pack(h, h), Ordering::Release);
+    }
+}
+
+/// The protocol under loom's model of the memory orderings: every interleaving (bounded
+/// by `LOOM_MAX_PREEMPTIONS`) of an owner pushing, popping and waiting against thieves.
+/// Run: `RUSTFLAGS="--cfg loom" cargo test --release -p rhizome --lib pool::deque::loom_model`.
+#[cfg(all(test, loom))]
+mod loom_model;

@@ -95,3 +95,22 @@ impl<F: FnOnce(&Worker) -> R, R> StackJob<F, R> {
         unsafe { (*self.result.get()).assume_init_read() }
     }
 }
+
+#[cfg(all(test, loom))]
+impl JobRef {
+    /// A job that the deque's models pass around and compare, but never run.
+    pub(super) fn tagged(tag: usize) -> JobRef {
+        unsafe fn never(_: *const (), _: &Worker) {
+            unreachable!("a tagged job is never run")
+        }
+        JobRef {
+            data: std::ptr::without_provenance(tag),
+            exec: never,
+        }
+    }
+
+    /// The tag of a job made by [`tagged`](JobRef::tagged).
+    pub(super) fn tag(self) -> usize {
+        self.data.addr()
+    }
+}

@@ -26,8 +26,8 @@
 mod deque;
 mod job;
 
-use deque::{COMPLETED, Deque, FREE, THIEF_BASE, pack, unpack};
-use job::{JobRef, StackJob};
+use deque::{COMPLETED, Deque, Owner, THIEF_BASE};
+use job::StackJob;
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -64,16 +64,10 @@ pub struct Pool {
 /// The context of the worker thread running a job; `join` forks through it.
 pub struct Worker {
     shared: Arc<Shared>,
-    /// `&shared.deques[index]`, kept so that a fork does not chase three pointers.
-    own: *const Deque,
-    /// `own.slots` as a pointer and length, so that a push reads only this struct.
-    slots: *const deque::Slot,
-    capacity: usize,
+    /// This worker's side of `shared.deques[index]`, inline so that a fork does not
+    /// chase pointers.
+    owner: Owner,
     index: usize,
-    // Owner-private deque state (the shared half is `shared.deques[index]`).
-    head: Cell<usize>,
-    split: Cell<usize>,
-    allstolen: Cell<bool>,
     rng: Cell<u64>,
 }
 
@@ -163,21 +157,35 @@ impl Pool {
 struct ReclaimOnUnwind<'a, F: FnOnce(&Worker) -> R, R> {
     worker: &'a Worker,
     job: &'a StackJob<F, R>,
+    /// The slot the job was pushed to.
+    slot: usize,
 }
 
 impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
-    #[cold]
+    // Inlined so that the guard's two fields stay in the registers they are in anyway:
+    // a guard that `drop` takes by reference would be stored to the frame on every join.
+    #[inline]
     fn drop(&mut self) {
-        // A task that was not stolen is dropped unrun; a stolen one's result (or panic)
-        // is dropped here: the first panic is the one that propagates.
-        if self.worker.pop_or_reclaim() {
-            // SAFETY: popped back, so no thief has it; its closure is used nowhere else.
-            unsafe { self.job.drop_fn() };
-        } else {
-            self.worker.wait_for_thief();
-            // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
-            drop(unsafe { self.job.take_result() });
-        }
+        reclaim_on_unwind(self.worker, self.job, self.slot);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
+    worker: &Worker,
+    job: &StackJob<F, R>,
+    slot: usize,
+) {
+    // A task that was not stolen is dropped unrun; a stolen one's result (or panic) is
+    // dropped here: the first panic is the one that propagates.
+    if worker.owner.pop_or_reclaim(slot) {
+        // SAFETY: popped back, so no thief has it; its closure is used nowhere else.
+        unsafe { job.drop_fn() };
+    } else {
+        worker.wait_for_thief();
+        // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
+        drop(unsafe { job.take_result() });
     }
 }
 
@@ -210,18 +218,13 @@ impl Drop for Pool {
 
 impl Worker {
     fn new(shared: Arc<Shared>, index: usize) -> Worker {
-        let own: *const Deque = &shared.deques[index];
-        let slots = shared.deques[index].slots.as_ptr();
-        let capacity = shared.deques[index].slots.len();
+        // SAFETY: `shared` keeps the deque alive and never reallocates it, and a pool
+        // has one worker per deque (`run` serialises the users of the last one).
+        let owner = unsafe { Owner::new(&shared.deques[index]) };
         Worker {
             shared,
-            own,
-            slots,
-            capacity,
+            owner,
             index,
-            head: Cell::new(0),
-            split: Cell::new(0),
-            allstolen: Cell::new(true),
             rng: Cell::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
@@ -238,13 +241,6 @@ impl Worker {
         self.shared.deques.len()
     }
 
-    #[inline]
-    fn deque(&self) -> &Deque {
-        // SAFETY: `own` points into `shared.deques`, which `self.shared` keeps alive and
-        // never reallocates.
-        unsafe { &*self.own }
-    }
-
     /// Runs `a` and `b`, possibly in parallel, and returns both results. A panic in
     /// either propagates after both have finished (nothing borrowed outlives them).
     #[inline]
@@ -256,23 +252,21 @@ impl Worker {
         RB: Send,
     {
         let job_b = StackJob::new(b);
-        if !self.push(job_b.as_job_ref()) {
-            // Deque full: no more parallelism at this depth.
+        let Some(slot) = self.owner.push(job_b.as_job_ref()) else {
             // SAFETY: the job was never pushed, so this is the only use of its closure.
-            let fb = unsafe { job_b.take_fn() };
-            let ra = a(self);
-            return (ra, fb(self));
-        }
+            return self.join_unforked(a, unsafe { job_b.take_fn() });
+        };
         // If `a` panics, `job_b` (on this stack frame) must be reclaimed or waited for
         // before the frame unwinds; the guard does that without a `catch_unwind` on the
         // hot path.
         let guard = ReclaimOnUnwind {
             worker: self,
             job: &job_b,
+            slot,
         };
         let ra = a(self);
         std::mem::forget(guard);
-        if self.pop_or_reclaim() {
+        if self.owner.pop_or_reclaim(slot) {
             // SAFETY: popped back, so no thief has it; its closure is used once, here.
             (ra, unsafe { job_b.take_fn() }(self))
         } else {
@@ -285,97 +279,27 @@ impl Worker {
         }
     }
 
-    /// Pushes a task; false when the deque is full.
-    #[inline]
-    fn push(&self, job: JobRef) -> bool {
-        let h = self.head.get();
-        if h == self.capacity {
-            return false;
-        }
-        // SAFETY: `h < capacity`, and `slots` points into `shared.deques`, which
-        // `self.shared` keeps alive and never reallocates.
-        let slot = unsafe { &*self.slots.add(h) };
-        // SAFETY: slot `h` is at or above `head`, so no thief can take it (thieves only
-        // take slots below the published split, which is at most `head`) and no
-        // earlier thief still uses it (a stolen slot is released only when completed).
-        unsafe { (*slot.job.get()).write(job) };
-        slot.state.store(FREE, Ordering::Relaxed);
-        self.head.set(h + 1);
-        let d = self.deque();
-        if self.allstolen.get() {
-            // Everything below was stolen: share this task at once (it is the largest
-            // piece of work this worker will fork for a while).
-            self.allstolen.set(false);
-            self.split.set(h + 1);
-            d.movesplit.store(false, Ordering::Relaxed);
-            d.ts.store(pack(h, h + 1), Ordering::Release);
-        } else if d.movesplit.load(Ordering::Relaxed) {
-            // A thief asked for work: share the older half of the private tasks.
-            let split = self.split.get();
-            let new_split = split + (h + 1 - split).div_ceil(2);
-            let mut ts = d.ts.load(Ordering::Relaxed);
-            loop {
-                let (tail, _) = unpack(ts);
-                match d.ts.compare_exchange_weak(
-                    ts,
-                    pack(tail, new_split),
-                    Ordering::Release,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => break,
-                    Err(now) => ts = now,
-                }
-            }
-            self.split.set(new_split);
-            d.movesplit.store(false, Ordering::Relaxed);
-        }
-        true
-    }
-
-    /// Takes back the most recent task: true if it was not stolen (it is popped and the
-    /// caller runs it), false if a thief has it (it stays reserved until completed).
-    #[inline]
-    fn pop_or_reclaim(&self) -> bool {
-        let h = self.head.get() - 1;
-        if h >= self.split.get() {
-            self.head.set(h);
-            return true;
-        }
-        let d = self.deque();
-        let mut ts = d.ts.load(Ordering::Acquire);
-        loop {
-            let (tail, _) = unpack(ts);
-            if tail > h {
-                return false;
-            }
-            // Make `h` private again; older shared tasks stay shared.
-            match d
-                .ts
-                .compare_exchange(ts, pack(tail, h), Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => {
-                    self.split.set(h);
-                    self.head.set(h);
-                    return true;
-                }
-                Err(now) => ts = now,
-            }
-        }
+    /// Runs both halves of a join in turn: the deque is full, so there is no more
+    /// parallelism at this depth. Out of line so that `join` does not keep registers for
+    /// it (every register `join` keeps is saved and restored on every call).
+    #[cold]
+    #[inline(never)]
+    fn join_unforked<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA,
+        B: FnOnce(&Worker) -> RB,
+    {
+        let ra = a(self);
+        (ra, b(self))
     }
 
     /// Waits for the thief of the most recent task, stealing meanwhile.
     #[cold]
     fn wait_for_thief(&self) {
-        let d = self.deque();
-        let h = self.head.get() - 1;
-        // Thieves take the oldest tasks first, so every task below `h` is stolen too:
-        // the deque is empty apart from the reserved slot `h`.
-        self.split.set(h + 1);
-        self.allstolen.set(true);
-        let slot = &d.slots[h];
+        let h = self.owner.begin_wait();
         let mut idle = 0u32;
         loop {
-            let state = slot.state.load(Ordering::Acquire);
+            let state = self.owner.thief_state(h);
             if state == COMPLETED {
                 break;
             }
@@ -386,10 +310,7 @@ impl Worker {
                 idle = backoff(idle);
             }
         }
-        self.head.set(h);
-        self.split.set(h);
-        self.allstolen.set(true);
-        d.ts.store(pack(h, h), Ordering::Release);
+        self.owner.end_wait(h);
     }
 
     fn steal_random(&self) -> bool {
@@ -415,35 +336,13 @@ impl Worker {
             return false;
         }
         let d = &self.shared.deques[victim];
-        let ts = d.ts.load(Ordering::Acquire);
-        let (tail, split) = unpack(ts);
-        if tail >= split {
-            if !d.movesplit.load(Ordering::Relaxed) {
-                d.movesplit.store(true, Ordering::Relaxed);
-            }
+        let Some((slot, job)) = d.steal(self.index) else {
             return false;
-        }
-        if d.ts
-            .compare_exchange(
-                ts,
-                pack(tail + 1, split),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
-            .is_err()
-        {
-            return false;
-        }
-        let slot = &d.slots[tail];
-        // SAFETY: winning the CAS made this thread the only one to take slot `tail`; the
-        // owner wrote the job before publishing the split (release, acquired by our CAS)
-        // and does not reuse the slot before we store COMPLETED.
-        let job = unsafe { (*slot.job.get()).assume_init_read() };
-        slot.state.store(THIEF_BASE + self.index, Ordering::Relaxed);
-        // SAFETY: the job's frame waits in `wait_for_thief` until COMPLETED, so it is
-        // alive, and nobody else runs it.
+        };
+        // SAFETY: the job's frame waits in `wait_for_thief` until the slot is completed,
+        // so it is alive, and nobody else runs it.
         unsafe { job.execute(self) };
-        slot.state.store(COMPLETED, Ordering::Release);
+        d.complete(slot);
         true
     }
 
