@@ -1,0 +1,201 @@
+//! Aggregation contexts: one-sided calls packed per destination and run at the target.
+//!
+//! Inside an [`AggContext`], remote writes, atomic adds and reads written as ordinary
+//! one-sided calls ([`AggContext::put`], [`AggContext::add`], [`AggContext::inc`],
+//! [`AggContext::get_into`]) do not cross the network one by one: each becomes a 16-byte
+//! operation on a [conveyor](crate::conveyor) to the PE that owns the address, which runs
+//! it on its own memory when it pulls it. [`AggContext::quiet`] (and the end of
+//! [`Ctx::aggregate`]) waits until every operation of every PE has run. The results are
+//! those of the same unaggregated calls followed by a barrier; operations issued before
+//! one `quiet` run in no particular order relative to each other.
+//!
+//! ```
+//! use rhizome::World;
+//! let counts = World::builder().pes(2).run(|ctx| {
+//!     let bins = ctx.alloc::<u64>(4);
+//!     ctx.aggregate(|agg| {
+//!         for i in 0..100 {
+//!             agg.inc(bins.ptr(i % ctx.num_pes(), i % 4));
+//!         }
+//!     });
+//!     ctx.get_slice(bins.ptr(ctx.my_pe(), 0), 4).iter().sum::<u64>()
+//! }).unwrap();
+//! assert_eq!(counts.iter().sum::<u64>(), 200);
+//! ```
+//!
+//! Reads travel as requests on one conveyor and their values come back as writes on a
+//! second one, as Bale's index-gather does: a conveyor's items may not push further items
+//! on the same conveyor once its PEs have declared they are done.
+
+use crate::context::Ctx;
+use crate::conveyor::Conveyor;
+use crate::error::ok;
+use crate::memory::{GlobalPtr, Pod};
+use crate::transport::{AtomicOp, Rma, SegmentId};
+use std::cell::RefCell;
+
+/// One operation: word 0 packs kind, length, segment and offset of the target; word 1 is
+/// the value (a put's bytes, an add's operand, or a read's destination).
+type Op = [u64; 2];
+
+const PUT: u64 = 0;
+const ADD: u64 = 1;
+const GET: u64 = 2;
+
+/// Largest segment id and byte offset an operation can carry.
+const SEGMENT_BITS: u32 = 16;
+const OFFSET_BITS: u32 = 40;
+
+/// Packs a kind, a length of 0..=8 bytes and a target address into one word.
+fn address(kind: u64, len: usize, segment: SegmentId, offset: usize) -> u64 {
+    assert!(
+        (segment as u64) < 1 << SEGMENT_BITS && (offset as u64) < 1 << OFFSET_BITS,
+        "rhizome: aggregation context: segment {segment}, byte {offset} is beyond its address range (segment < 2^{SEGMENT_BITS}, byte < 2^{OFFSET_BITS})"
+    );
+    kind | (len as u64) << 4 | (segment as u64) << 8 | (offset as u64) << (8 + SEGMENT_BITS)
+}
+
+/// (kind, length, segment, offset) of a packed address.
+fn unpack(w: u64) -> (u64, usize, SegmentId, usize) {
+    (
+        w & 0xF,
+        ((w >> 4) & 0xF) as usize,
+        ((w >> 8) & ((1 << SEGMENT_BITS) - 1)) as SegmentId,
+        (w >> (8 + SEGMENT_BITS)) as usize,
+    )
+}
+
+/// An aggregation context: see the [module docs](self). Collective to create; every PE
+/// creates its contexts (and conveyors) in the same order.
+pub struct AggContext<'c> {
+    ctx: &'c Ctx,
+    /// Puts, adds and read requests, to the owner of the address.
+    ops: RefCell<Conveyor<'c, Op>>,
+    /// Values of reads, as puts back to the reader.
+    replies: RefCell<Conveyor<'c, Op>>,
+}
+
+impl Ctx {
+    /// Collective: runs `body` with a fresh aggregation context, then waits until every
+    /// operation issued in it, on every PE, has run. Each call creates a context (two
+    /// conveyors, two message ids): in a loop, create one [`AggContext`] and call
+    /// [`AggContext::quiet`] instead.
+    pub fn aggregate<R>(&self, body: impl FnOnce(&AggContext<'_>) -> R) -> R {
+        let agg = AggContext::new(self);
+        let r = body(&agg);
+        agg.quiet();
+        r
+    }
+}
+
+impl<'c> AggContext<'c> {
+    /// Collective: a context whose conveyors have the default lane size.
+    pub fn new(ctx: &'c Ctx) -> Self {
+        Self::with_capacity(ctx, ctx.aggregation_bytes() / size_of::<Op>())
+    }
+
+    /// Collective: a context whose conveyors batch `capacity` operations per destination.
+    pub fn with_capacity(ctx: &'c Ctx, capacity: usize) -> Self {
+        AggContext {
+            ctx,
+            ops: RefCell::new(Conveyor::with_capacity(ctx, capacity)),
+            replies: RefCell::new(Conveyor::with_capacity(ctx, capacity)),
+        }
+    }
+
+    /// Writes `v` at `p` (a value of at most 8 bytes), as [`Memory::put`](crate::Memory::put)
+    /// would, once the operation reaches `p`'s PE.
+    pub fn put<T: Pod>(&self, p: GlobalPtr<T>, v: T) {
+        let len = size_of::<T>();
+        assert!(
+            len <= 8,
+            "rhizome: aggregation context: put of {len} bytes (at most 8)"
+        );
+        let mut bytes = [0u8; 8];
+        bytes[..len].copy_from_slice(crate::conveyor::item_bytes(&v));
+        self.issue(
+            [
+                address(PUT, len, p.segment(), p.byte_offset()),
+                u64::from_le_bytes(bytes),
+            ],
+            p.pe(),
+        );
+    }
+
+    /// Adds `v` (wrapping) to the word at `p`, atomically with respect to other atomics
+    /// on it, as [`Memory::fetch_add`](crate::Memory::fetch_add) without the result.
+    pub fn add(&self, p: GlobalPtr<u64>, v: u64) {
+        self.issue([address(ADD, 8, p.segment(), p.byte_offset()), v], p.pe());
+    }
+
+    /// Adds 1 to the word at `p`.
+    pub fn inc(&self, p: GlobalPtr<u64>) {
+        self.add(p, 1);
+    }
+
+    /// Reads the word at `src` into `dst`, which must be on this PE; `dst` holds the value
+    /// after the next [`quiet`](Self::quiet).
+    pub fn get_into(&self, src: GlobalPtr<u64>, dst: GlobalPtr<u64>) {
+        assert_eq!(
+            dst.pe(),
+            self.ctx.my_pe(),
+            "rhizome: aggregation context: get_into a destination on another PE"
+        );
+        let to = address(PUT, 8, dst.segment(), dst.byte_offset());
+        self.issue(
+            [address(GET, 8, src.segment(), src.byte_offset()), to],
+            src.pe(),
+        );
+    }
+
+    /// Collective: returns once every operation issued so far by any PE in this context
+    /// has run (and, for reads, its value has landed). The context stays usable.
+    pub fn quiet(&self) {
+        while self.pump(true) {}
+        self.ops.borrow_mut().reset();
+        self.replies.borrow_mut().reset();
+    }
+
+    /// Pushes `op` towards `pe`, running received operations while its lane is full.
+    fn issue(&self, op: Op, pe: usize) {
+        while !self.ops.borrow_mut().push(op, pe) {
+            self.pump(false);
+        }
+    }
+
+    /// One round of progress on both conveyors; `false` once both are complete.
+    fn pump(&self, done: bool) -> bool {
+        let mut ops = self.ops.borrow_mut();
+        let mut replies = self.replies.borrow_mut();
+        let more = ops.advance(done);
+        while let Some((op, from)) = ops.pull() {
+            let (kind, _, segment, offset) = unpack(op[0]);
+            if kind == GET {
+                let t = &self.ctx.mem.t;
+                let v = ok(t.atomic(self.ctx.my_pe(), segment, offset, AtomicOp::Load));
+                if !replies.push([op[1], v], from) {
+                    ops.unpull();
+                    break;
+                }
+            } else {
+                self.run(op);
+            }
+        }
+        let more_replies = replies.advance(!more);
+        while let Some((op, _)) = replies.pull() {
+            self.run(op);
+        }
+        more || more_replies
+    }
+
+    /// Runs a put or an add on this PE's memory.
+    fn run(&self, op: Op) {
+        let (kind, len, segment, offset) = unpack(op[0]);
+        let (t, me) = (&self.ctx.mem.t, self.ctx.my_pe());
+        if kind == ADD {
+            ok(t.atomic(me, segment, offset, AtomicOp::FetchAdd(op[1])));
+        } else {
+            ok(t.put(me, segment, offset, &op[1].to_le_bytes()[..len]));
+        }
+    }
+}
