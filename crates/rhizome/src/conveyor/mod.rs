@@ -52,6 +52,7 @@
 
 mod wire;
 
+use crate::backoff::Backoff;
 use crate::context::Ctx;
 use crate::error::ok;
 use crate::memory::Pod;
@@ -90,6 +91,11 @@ pub struct Conveyor<'c, T: Pod> {
     finals_pending: usize,
     /// A push was attempted since the last `advance`.
     busy: bool,
+    /// A push was accepted, or a batch sent, since the last `advance`.
+    moved: bool,
+    /// Waits while nothing moves: on a machine with more threads than cores, the PE this
+    /// one waits for may need this core.
+    backoff: Backoff,
     /// `advance` returned `false` this round.
     complete: bool,
 }
@@ -131,6 +137,8 @@ impl<'c, T: Pod> Conveyor<'c, T> {
             done: false,
             finals_pending: pes,
             busy: false,
+            moved: false,
+            backoff: Backoff::new(64),
             complete: false,
         }
     }
@@ -167,6 +175,7 @@ impl<'c, T: Pod> Conveyor<'c, T> {
         }
         lane.buf.extend_from_slice(item_bytes(&item));
         lane.items += 1;
+        self.moved = true;
         if lane.items == self.capacity {
             // Leave at once if a credit allows, so the receiver can start on it.
             self.send(pe, BATCH);
@@ -246,6 +255,11 @@ impl<'c, T: Pod> Conveyor<'c, T> {
             }
         }
         self.complete = received && self.finals_pending == 0 && self.current.is_none();
+        if std::mem::take(&mut self.moved) {
+            self.backoff.reset();
+        } else if !self.complete {
+            self.backoff.snooze();
+        }
         !self.complete
     }
 
@@ -281,6 +295,7 @@ impl<'c, T: Pod> Conveyor<'c, T> {
         wire::write_header(&mut buf, self.id, kind, lane.items as u32);
         lane.items = 0;
         lane.in_flight += 1;
+        self.moved = true;
         self.ctx.termination.count_sent();
         ok(self.ctx.mem.t.send(pe, buf));
         true
