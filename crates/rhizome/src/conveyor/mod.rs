@@ -165,7 +165,7 @@ impl<'c, T: Pod> Conveyor<'c, T> {
             return false;
         }
         let lane = &mut self.lanes[pe];
-        if lane.buf.capacity() == 0 {
+        if lane.buf.is_empty() {
             lane.buf = self
                 .ctx
                 .mem
@@ -173,7 +173,17 @@ impl<'c, T: Pod> Conveyor<'c, T> {
                 .buffer(HEADER + self.capacity * size_of::<T>());
             lane.buf.resize(HEADER, 0);
         }
-        lane.buf.extend_from_slice(item_bytes(&item));
+        let len = lane.buf.len();
+        debug_assert!(len + size_of::<T>() <= lane.buf.capacity());
+        // SAFETY: the lane's buffer was made with room for its header and `capacity`
+        // items and holds fewer than `capacity` (a full lane was sent above, or the push
+        // refused), so the item's bytes fit in the reserved capacity. `T: Pod` has no
+        // padding, so every byte up to the new length is initialised. The write is
+        // unaligned because the buffer's bytes have no particular alignment.
+        unsafe {
+            std::ptr::write_unaligned(lane.buf.as_mut_ptr().add(len) as *mut T, item);
+            lane.buf.set_len(len + size_of::<T>());
+        }
         lane.items += 1;
         self.moved = true;
         if lane.items == self.capacity {
