@@ -6,7 +6,7 @@
 //! typed vector that [`Inbox`] keeps until the owner pulls it, and counts credits and
 //! final batches.
 
-use crate::context::Ctx;
+use crate::am::registry::Handler;
 use crate::memory::Pod;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -103,9 +103,7 @@ impl<T: Pod> Inbox<T> {
 
 /// The handler of a conveyor: it feeds the inbox while the conveyor lives, and drops
 /// what arrives for a conveyor that was dropped mid-round.
-pub(super) fn handler<T: Pod>(
-    inbox: Weak<RefCell<Inbox<T>>>,
-) -> Box<dyn Fn(&Ctx, usize, &mut &[u8])> {
+pub(super) fn handler<T: Pod>(inbox: Weak<RefCell<Inbox<T>>>) -> Handler {
     Box::new(move |_ctx, src, input| match inbox.upgrade() {
         Some(inbox) => inbox.borrow_mut().receive(src, input),
         None => *input = &[],

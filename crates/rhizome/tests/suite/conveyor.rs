@@ -68,7 +68,7 @@ pub fn conveyor_silent_and_self(ctx: &Ctx) {
         // PE 0 pushes nothing at all.
         let mut c = conveyor(ctx, cap);
         let n = |src: usize| if src == 0 { 0 } else { 50 + src as u64 };
-        round(&mut c, ctx, |_| n(me), |s| n(s));
+        round(&mut c, ctx, |_| n(me), n);
         // Every PE pushes to itself only.
         let mut c = conveyor(ctx, cap);
         round(
