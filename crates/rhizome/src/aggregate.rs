@@ -33,6 +33,7 @@ use crate::error::ok;
 use crate::memory::{GlobalPtr, Pod};
 use crate::transport::{AtomicOp, Rma, SegmentId};
 use std::cell::RefCell;
+use std::collections::VecDeque;
 
 /// One operation: word 0 packs kind, length, segment and offset of the target; word 1 is
 /// the value (a put's bytes, an add's operand, or a read's destination).
@@ -73,6 +74,8 @@ pub struct AggContext<'c> {
     ops: RefCell<Conveyor<'c, Op>>,
     /// Values of reads, as puts back to the reader.
     replies: RefCell<Conveyor<'c, Op>>,
+    /// Replies whose lane was full when their value was read, in order.
+    backlog: RefCell<VecDeque<(Op, usize)>>,
 }
 
 impl Ctx {
@@ -100,6 +103,7 @@ impl<'c> AggContext<'c> {
             ctx,
             ops: RefCell::new(Conveyor::with_capacity(ctx, capacity)),
             replies: RefCell::new(Conveyor::with_capacity(ctx, capacity)),
+            backlog: RefCell::new(VecDeque::new()),
         }
     }
 
@@ -116,7 +120,7 @@ impl<'c> AggContext<'c> {
         self.issue(
             [
                 address(PUT, len, p.segment(), p.byte_offset()),
-                u64::from_le_bytes(bytes),
+                u64::from_ne_bytes(bytes),
             ],
             p.pe(),
         );
@@ -167,35 +171,68 @@ impl<'c> AggContext<'c> {
     fn pump(&self, done: bool) -> bool {
         let mut ops = self.ops.borrow_mut();
         let mut replies = self.replies.borrow_mut();
+        let mut backlog = self.backlog.borrow_mut();
+        // Values read earlier whose replies found their lane full go first.
+        while let Some(&(r, to)) = backlog.front() {
+            if !replies.push(r, to) {
+                break;
+            }
+            backlog.pop_front();
+        }
         let more = ops.advance(done);
-        while let Some((op, from)) = ops.pull() {
-            let (kind, _, segment, offset) = unpack(op[0]);
-            if kind == GET {
-                let t = &self.ctx.mem.t;
-                let v = ok(t.atomic(self.ctx.my_pe(), segment, offset, AtomicOp::Load));
-                if !replies.push([op[1], v], from) {
-                    ops.unpull();
-                    break;
+        if backlog.is_empty() {
+            let batch = pull_batch(&mut ops);
+            let values = self.run_batch(&batch);
+            for ((op, from), v) in batch.into_iter().zip(values) {
+                let reply = [op[1], v];
+                if unpack(op[0]).0 == GET && !(backlog.is_empty() && replies.push(reply, from)) {
+                    backlog.push_back((reply, from));
                 }
-            } else {
-                self.run(op);
             }
         }
-        let more_replies = replies.advance(!more);
-        while let Some((op, _)) = replies.pull() {
-            self.run(op);
-        }
-        more || more_replies
+        // No reply can come up once the requests are complete and none waits here.
+        let more_replies = replies.advance(!more && backlog.is_empty());
+        self.run_batch(&pull_batch(&mut replies));
+        more || more_replies || !backlog.is_empty()
     }
 
-    /// Runs a put or an add on this PE's memory.
-    fn run(&self, op: Op) {
-        let (kind, len, segment, offset) = unpack(op[0]);
+    /// Runs puts, adds and reads on this PE's memory, all started before one `quiet` (on
+    /// MPI, one flush instead of one per operation); the value read by each read, 0 for
+    /// the others.
+    fn run_batch(&self, batch: &[(Op, usize)]) -> Vec<u64> {
         let (t, me) = (&self.ctx.mem.t, self.ctx.my_pe());
-        if kind == ADD {
-            ok(t.atomic(me, segment, offset, AtomicOp::FetchAdd(op[1])));
-        } else {
-            ok(t.put(me, segment, offset, &op[1].to_le_bytes()[..len]));
+        let mut values = vec![0u64; batch.len()];
+        for ((op, _), value) in batch.iter().zip(values.iter_mut()) {
+            let (kind, len, segment, offset) = unpack(op[0]);
+            // SAFETY: `value` (an element of `values`) and the put's source bytes (`op[1]`
+            // in `batch`) stay in place and untouched until the `quiet` below returns:
+            // neither vector is resized or written before then. A put reads `len` <= 8
+            // bytes of the 8-byte `op[1]`.
+            ok(unsafe {
+                match kind {
+                    ADD => t.atomic_nbi(me, segment, offset, AtomicOp::FetchAdd(op[1]), value),
+                    GET => t.atomic_nbi(me, segment, offset, AtomicOp::Load, value),
+                    _ => t.put_nbi(me, segment, offset, op[1..].as_ptr() as *const u8, len),
+                }
+            });
         }
+        if !batch.is_empty() {
+            ok(t.quiet());
+        }
+        values
     }
+}
+
+/// Most operations pulled before they run (and one `quiet` completes them).
+const BATCH_OPS: usize = 4096;
+
+/// Pulls up to [`BATCH_OPS`] operations.
+fn pull_batch(c: &mut Conveyor<'_, Op>) -> Vec<(Op, usize)> {
+    let mut batch = Vec::new();
+    while batch.len() < BATCH_OPS
+        && let Some(x) = c.pull()
+    {
+        batch.push(x);
+    }
+    batch
 }
