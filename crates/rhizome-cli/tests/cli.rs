@@ -1182,3 +1182,54 @@ fn help_version_and_the_bare_command() {
         o.context()
     );
 }
+
+#[test]
+fn bench_bale_records_each_implementation_checked() {
+    let tmp = TempDir::new("bale");
+    for (pes, kernel) in [("1", "histogram"), ("4", "index-gather")] {
+        let f = tmp.path(&format!("bale-{kernel}.json"));
+        let args = ["bench", "bale", kernel, "-n", "5000", "-T", "50", "-b", "4"];
+        let more = ["--pes", pes, "--repeat", "1", "--json", s(&f)];
+        rhizome(&[&args[..], &more].concat()).success();
+        let recs = records(&f);
+        let names: Vec<&str> = recs.iter().filter_map(|r| r["name"].as_str()).collect();
+        assert_eq!(
+            names,
+            ["agp", "conveyor", "context"].map(|i| format!("bale {kernel} ({i})"))
+        );
+        for r in &recs {
+            assert_eq!(
+                (&r["result"], &r["unit"]),
+                (&"checked".into(), &"updates/s".into())
+            );
+            assert_eq!(r["pes"].as_u64(), pes.parse().ok());
+        }
+    }
+    let f = tmp.path("conveyor.json");
+    rhizome(&[
+        "bench",
+        "bale",
+        "histogram",
+        "--impl",
+        "conveyor",
+        "-n",
+        "100",
+        "--json",
+        s(&f),
+    ])
+    .success();
+    assert_eq!(records(&f).len(), 1);
+    clean_error(
+        &rhizome(&["bench", "bale", "histogram", "-T", "0"]),
+        &["-T"],
+    );
+    clean_error(
+        &rhizome(&["bench", "bale", "index-gather", "-b", "0"]),
+        &["-b"],
+    );
+    usage_error(
+        &rhizome(&["bench", "bale", "histogram", "--impl", "nope"]),
+        &["nope"],
+    );
+    usage_error(&rhizome(&["bench", "bale", "toposort"]), &["toposort"]);
+}

@@ -1,7 +1,8 @@
 //! The `rhizome` command under `mpirun -np 2` (cargo feature `mpi`, Open MPI's `mpirun` on
 //! the `PATH`): `bench tasks` runs one PE per rank and only PE 0's rank writes the
 //! records, which name the `mpi` transport and 2 PEs; `reach` (not distributed yet)
-//! refuses to run once per rank, with the reason.
+//! refuses to run once per rank, with the reason; `bench bale` checks every
+//! implementation of its kernels under `-np 2` and `-np 4`.
 //!
 //! Each launch has a generous time limit so that a hang fails the test instead of
 //! blocking it, and launches run one at a time; nothing here measures time.
@@ -32,14 +33,20 @@ fn mpirun(args: &[&str]) -> Outcome {
 
 /// `mpirun -np 2 rhizome ARGS`, whatever its exit status.
 fn mpirun_any(args: &[&str]) -> Outcome {
+    mpirun_on(2, args)
+}
+
+/// `mpirun -np NP rhizome ARGS`, whatever its exit status.
+fn mpirun_on(np: usize, args: &[&str]) -> Outcome {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(np.to_string())
         .arg(env!("CARGO_BIN_EXE_rhizome"))
         .args(args);
     launch::clear_rhizome_env(&mut cmd);
     let what = format!(
-        "mpirun -np 2 rhizome {} (is Open MPI installed?)",
+        "mpirun -np {np} rhizome {} (is Open MPI installed?)",
         args.join(" ")
     );
     launch::run(cmd, &what, HANG_LIMIT)
@@ -138,4 +145,31 @@ fn reach_refuses_to_run_once_per_rank() {
     );
     assert!(!o.stdout.contains("states "), "{}", o.context());
     assert!(!o.stderr.contains("panicked"), "{}", o.context());
+}
+
+#[test]
+fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
+    for np in [2, 4] {
+        for kernel in ["histogram", "index-gather"] {
+            // Buffers of 5 items: many refusals and flushes between the ranks.
+            let args = [
+                "bench", "bale", kernel, "-n", "20000", "-T", "100", "-b", "5",
+            ];
+            let o = mpirun_on(np, &[&args[..], &["--repeat", "1", "--json", "-"]].concat());
+            assert_eq!(o.code, Some(0), "{}", o.context());
+            let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
+            let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
+            let want: Vec<String> = ["agp", "conveyor", "context"]
+                .iter()
+                .map(|i| format!("bale {kernel} ({i})"))
+                .collect();
+            assert_eq!(names, want, "{}", o.context());
+            for r in &records {
+                assert_eq!(r["transport"], "mpi");
+                assert_eq!(r["pes"], np);
+                assert_eq!(r["result"], "checked");
+                assert!(r["value"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+            }
+        }
+    }
 }

@@ -7,6 +7,8 @@
 //! - [`dense`]: quicksort, matrix multiplication and tiled LU, jobs that carry their data;
 //! - [`tasks`]: all kernels of the tasks layer behind one [`Instance`](tasks::Instance)
 //!   type (sizes, inputs, checked results);
+//! - [`bale`]: Bale's histogram and index-gather, written with one-sided operations,
+//!   conveyors and aggregation contexts, results checked;
 //! - [`comm`]: latency and rate of one-sided operations, calls, aggregated messages and
 //!   collectives;
 //! - `raw_mpi` (cargo feature `mpi`): the same communication operations written
@@ -26,6 +28,7 @@
 //! assert_eq!(out[0], queens.expected());
 //! ```
 
+pub mod bale;
 pub mod comm;
 pub mod dense;
 pub mod fib;

@@ -112,3 +112,36 @@ fn the_comm_benchmark_reports_every_figure_on_every_pe() {
         "no raw-MPI baseline on the local transport"
     );
 }
+
+#[test]
+fn bale_kernels_give_the_checked_result_every_way() {
+    use rhizome_kernels::bale::{Impl, Kernel, Options};
+    for pes in [1, 2, 4] {
+        // Buffers of 3 items force refusals and many flushes; `None` is the default size.
+        for buffer in [Some(3), None] {
+            let opts = Options {
+                updates: 3000,
+                table: 37,
+                buffer,
+                seed: pes as u64,
+            };
+            let out = World::builder()
+                .pes(pes)
+                .run(|ctx| {
+                    let mut all = Vec::new();
+                    for kernel in [Kernel::Histogram, Kernel::IndexGather] {
+                        for imp in Impl::ALL {
+                            all.push(kernel.run(ctx, imp, &opts).map(|o| o.updates));
+                        }
+                    }
+                    all
+                })
+                .expect("the run succeeds");
+            for results in out {
+                for r in results {
+                    assert_eq!(r, Ok(3000 * pes as u64), "{pes} PEs, buffer {buffer:?}");
+                }
+            }
+        }
+    }
+}

@@ -43,11 +43,16 @@
 //! - [`pool`]: the fork-join work-stealing pool inside one PE.
 //! - [`tasks`]: futures (`spawn`/`async_on`/`get`/`.await`) over hierarchical work stealing
 //!   across the workers of a PE and across PEs.
+//! - [`conveyor`]: Bale-style conveyors (typed items pushed to a PE, pulled there, in
+//!   batches with credits); `aggregate`: aggregation contexts ([`Ctx::aggregate`],
+//!   [`AggContext`]), one-sided puts, adds and reads packed per destination on conveyors.
 //! - [`rng`]: the one pseudo-random generator (victim selection, benchmark inputs).
+mod aggregate;
 mod am;
 mod backoff;
 mod collectives;
 mod context;
+pub mod conveyor;
 mod error;
 pub mod memory;
 pub mod pool;
@@ -57,6 +62,7 @@ mod termination;
 pub mod transport;
 mod world;
 
+pub use aggregate::AggContext;
 pub use am::message;
 pub use am::{Am, CallAm, CallHandle, DEFAULT_AGGREGATION_BYTES};
 pub use context::Ctx;

@@ -113,3 +113,28 @@ fn results_come_back_in_pe_order() {
         .unwrap();
     assert_eq!(r, vec![(0, 3), (1, 3), (2, 3), (3, 3)]);
 }
+
+#[test]
+fn pe_panicking_mid_conveyor_round_ends_the_others() {
+    for pes in [2, 4] {
+        let r = World::builder().pes(pes).run(|ctx| {
+            let mut c = rhizome::conveyor::Conveyor::<u64>::with_capacity(ctx, 2);
+            let mut i = 0u64;
+            // The others wait, in advance, for the last PE's final batches forever.
+            while c.advance(i >= 1000) {
+                assert!(ctx.my_pe() + 1 < pes || i < 500, "conveyor PE gives up");
+                while i < 1000 && c.push(i, i as usize % pes) {
+                    i += 1;
+                }
+                while c.pull().is_some() {}
+            }
+        });
+        let Err(RunError::Failed(msg)) = r else {
+            panic!("expected failure, got {r:?}")
+        };
+        assert!(
+            msg.contains(&format!("PE {} panicked: conveyor PE gives up", pes - 1)),
+            "{msg}"
+        );
+    }
+}

@@ -69,7 +69,7 @@ fn suite_on(np: usize) {
         .lines()
         .filter(|l| l.starts_with("ok ") && l.contains(&format!("({np} PEs, mpi)")))
         .count();
-    assert_eq!(passed, 17, "stdout:\n{}", o.stdout);
+    assert_eq!(passed, 23, "stdout:\n{}", o.stdout);
 }
 
 #[test]

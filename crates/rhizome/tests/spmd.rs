@@ -44,12 +44,18 @@ spmd_tests!(
     finish_repeated,
     collectives,
     call_inside_finish,
+    conveyor_all_to_all,
+    conveyor_silent_and_self,
+    conveyor_reset_rounds,
+    conveyor_refuses_when_full,
+    aggregate_matches_direct,
+    aggregate_scopes_repeated,
 );
 
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 17);
+    assert_eq!(suite::TESTS.len(), 23);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! The kernels live in the `rhizome-kernels` crate; this module parses the arguments,
 //! runs them in a world and prints the records.
 
+mod bale;
 mod comm;
 mod fib;
 pub(crate) mod record;
@@ -25,6 +26,9 @@ enum BenchKind {
     Comm(comm::CommArgs),
     /// Futures and cluster work stealing: fib, nqueens, uts, pingpong, qsort, matmul, lu.
     Tasks(tasks::TasksArgs),
+    /// Bale's kernels (histogram, index-gather) as one-sided code, conveyors and
+    /// aggregation contexts, results checked: rate in updates per second.
+    Bale(bale::BaleArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -32,5 +36,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Fib(a) => fib::run(a),
         BenchKind::Comm(a) => comm::run(a),
         BenchKind::Tasks(a) => tasks::run(a),
+        BenchKind::Bale(a) => bale::run(a),
     }
 }

@@ -45,7 +45,7 @@ impl Ctx {
         })))
     }
 
-    fn add_handler(&self, h: Handler) -> u16 {
+    pub(crate) fn add_handler(&self, h: Handler) -> u16 {
         let mut hs = self
             .am
             .handlers

@@ -4,6 +4,9 @@
 //! Each body runs on every PE with that PE's context and panics on failure; a panic on one
 //! PE fails the whole run.
 
+mod conveyor;
+
+use conveyor::*;
 use rhizome::{AtomicOp, Ctx, Memory, ReduceOp, TransportError};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -30,6 +33,12 @@ pub const TESTS: &[Test] = &[
     ("finish_repeated", finish_repeated),
     ("collectives", collectives),
     ("call_inside_finish", call_inside_finish),
+    ("conveyor_all_to_all", conveyor_all_to_all),
+    ("conveyor_silent_and_self", conveyor_silent_and_self),
+    ("conveyor_reset_rounds", conveyor_reset_rounds),
+    ("conveyor_refuses_when_full", conveyor_refuses_when_full),
+    ("aggregate_matches_direct", aggregate_matches_direct),
+    ("aggregate_scopes_repeated", aggregate_scopes_repeated),
 ];
 
 fn identity(ctx: &Ctx) {

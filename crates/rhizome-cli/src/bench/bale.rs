@@ -1,0 +1,115 @@
+//! `rhizome bench bale KERNEL`: Bale's kernels (`rhizome_kernels::bale`), one record per
+//! implementation with its rate in updates per second; every run's result is checked.
+
+use super::record::{BenchOpts, Record};
+use clap::{Args, ValueEnum};
+use rhizome::World;
+use rhizome_kernels::bale::{Impl, Kernel, Options};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum KernelArg {
+    /// Random increments of a distributed table.
+    Histogram,
+    /// Random reads of a distributed table.
+    IndexGather,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ImplArg {
+    /// One-sided operations, one per update.
+    Agp,
+    /// Conveyors.
+    Conveyor,
+    /// One-sided operations inside an aggregation context.
+    Context,
+    /// All three.
+    All,
+}
+
+#[derive(Args)]
+pub struct BaleArgs {
+    #[arg(value_enum)]
+    kernel: KernelArg,
+    /// Which implementation(s) to run.
+    #[arg(long = "impl", value_enum, default_value_t = ImplArg::All)]
+    imp: ImplArg,
+    /// Updates (histogram) or requests (index-gather) per PE, as Bale's `-n`.
+    #[arg(short = 'n', long = "updates", default_value_t = 1_000_000)]
+    updates: usize,
+    /// Table entries per PE, as Bale's `-T`.
+    #[arg(short = 'T', long = "table-size", default_value_t = 1000)]
+    table: usize,
+    /// Items per conveyor buffer, as Bale's `-b` (default: the aggregation buffer size).
+    #[arg(short = 'b', long = "buffer")]
+    buffer: Option<usize>,
+    /// Seed of the random indices, as Bale's `-s`.
+    #[arg(short = 's', long = "seed", default_value_t = 122222)]
+    seed: u64,
+    /// Runs of each implementation (the median rate is reported).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    #[command(flatten)]
+    opts: BenchOpts,
+}
+
+pub fn run(args: BaleArgs) -> anyhow::Result<()> {
+    args.opts.check()?;
+    if args.updates == 0 || args.table == 0 || args.buffer == Some(0) {
+        anyhow::bail!("-n, -T and -b must be at least 1");
+    }
+    let kernel = match args.kernel {
+        KernelArg::Histogram => Kernel::Histogram,
+        KernelArg::IndexGather => Kernel::IndexGather,
+    };
+    let imps: Vec<Impl> = match args.imp {
+        ImplArg::Agp => vec![Impl::Agp],
+        ImplArg::Conveyor => vec![Impl::Conveyor],
+        ImplArg::Context => vec![Impl::Context],
+        ImplArg::All => Impl::ALL.to_vec(),
+    };
+    let opts = Options {
+        updates: args.updates,
+        table: args.table,
+        buffer: args.buffer,
+        seed: args.seed,
+    };
+    let repeat = args.repeat.max(1);
+    let pes = args.opts.runtime.pes.unwrap_or(2);
+    let results = World::builder()
+        .pes(pes)
+        .workers(1)
+        .run(|ctx| {
+            let rows: Result<Vec<(Impl, f64)>, String> = imps
+                .iter()
+                .map(|&imp| {
+                    let mut rates = (0..repeat)
+                        .map(|_| kernel.run(ctx, imp, &opts).map(|o| o.rate()))
+                        .collect::<Result<Vec<f64>, String>>()?;
+                    rates.sort_by(f64::total_cmp);
+                    Ok((imp, rates[rates.len() / 2]))
+                })
+                .collect();
+            (ctx.my_pe(), ctx.transport_name(), ctx.num_pes(), rows)
+        })
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // Every PE has the same rows (rates and checks are reduced over all PEs); PE 0 reports.
+    let Some((0, transport, pes, rows)) = results.into_iter().next() else {
+        return Ok(());
+    };
+    let records: Vec<Record> = rows
+        .map_err(anyhow::Error::msg)?
+        .into_iter()
+        .map(|(imp, rate)| Record {
+            name: format!("bale {} ({})", kernel.name(), imp.name()),
+            transport: transport.into(),
+            pes,
+            workers: 1,
+            value: rate,
+            unit: "updates/s".into(),
+            baseline: None,
+            baseline_name: None,
+            result: Some("checked".into()),
+        })
+        .collect();
+    super::record::report(&records, args.opts.json.as_deref())
+}
