@@ -7,6 +7,7 @@
 //! - [`dense`]: quicksort, matrix multiplication and tiled LU, jobs that carry their data;
 //! - [`tasks`]: all kernels of the tasks layer behind one [`Instance`](tasks::Instance)
 //!   type (sizes, inputs, checked results);
+//! - [`dht`]: throughput and round trips of the distributed hash table's find-or-put;
 //! - [`comm`]: latency and rate of one-sided operations, calls, aggregated messages and
 //!   collectives;
 //! - `raw_mpi` (cargo feature `mpi`): the same communication operations written
@@ -28,6 +29,7 @@
 
 pub mod comm;
 pub mod dense;
+pub mod dht;
 pub mod fib;
 pub mod nqueens;
 #[cfg(feature = "mpi")]

@@ -4,6 +4,7 @@
 //! runs them in a world and prints the records.
 
 mod comm;
+mod dht;
 mod fib;
 pub(crate) mod record;
 mod tasks;
@@ -25,6 +26,9 @@ enum BenchKind {
     Comm(comm::CommArgs),
     /// Futures and cluster work stealing: fib, nqueens, uts, pingpong, qsort, matmul, lu.
     Tasks(tasks::TasksArgs),
+    /// Distributed hash table: find-or-put throughput (read-heavy, write-heavy, mixed;
+    /// one-sided and owner-computes) and round trips per insert as the table fills.
+    Dht(dht::DhtArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -32,5 +36,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Fib(a) => fib::run(a),
         BenchKind::Comm(a) => comm::run(a),
         BenchKind::Tasks(a) => tasks::run(a),
+        BenchKind::Dht(a) => dht::run(a),
     }
 }

@@ -172,14 +172,43 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The counts in field order, e.g. to sum them over PEs with one allreduce.
+    pub fn to_array(&self) -> [u64; 6] {
+        [
+            self.ops,
+            self.inserted,
+            self.chunks,
+            self.gets,
+            self.atomics,
+            self.puts,
+        ]
+    }
+    /// The inverse of [`to_array`](Self::to_array).
+    pub fn from_array([ops, inserted, chunks, gets, atomics, puts]: [u64; 6]) -> Stats {
+        Stats {
+            ops,
+            inserted,
+            chunks,
+            gets,
+            atomics,
+            puts,
+        }
+    }
     /// Adds another's counts to these.
     pub fn add(&mut self, o: &Stats) {
-        self.ops += o.ops;
-        self.inserted += o.inserted;
-        self.chunks += o.chunks;
-        self.gets += o.gets;
-        self.atomics += o.atomics;
-        self.puts += o.puts;
+        *self = self.zip(o, u64::wrapping_add);
+    }
+    /// What happened since `earlier` (a snapshot of the same counters).
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        self.zip(earlier, u64::wrapping_sub)
+    }
+    /// One-sided operations issued: gets, atomics and puts.
+    pub fn rma(&self) -> u64 {
+        self.gets + self.atomics + self.puts
+    }
+    fn zip(&self, o: &Stats, f: fn(u64, u64) -> u64) -> Stats {
+        let (a, b) = (self.to_array(), o.to_array());
+        Stats::from_array(std::array::from_fn(|i| f(a[i], b[i])))
     }
 }
 
@@ -288,6 +317,21 @@ impl<K: Pod + Eq> DistributedHashTable<K> {
     /// What this PE's owner-computes handler did for other PEs so far.
     pub fn owner_stats(&self) -> Stats {
         *self.served.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Collective: empties the table (every PE zeroes its own partition, between
+    /// barriers). Indices handed out before are void afterwards.
+    pub fn clear(&self, ctx: &Ctx) {
+        ctx.barrier();
+        let words = self.parts.words;
+        let zeros = vec![0u64; words.len().min(1 << 16)];
+        let mut at = 0;
+        while at < words.len() {
+            let n = zeros.len().min(words.len() - at);
+            ctx.put_slice(words.ptr(ctx.my_pe(), at), &zeros[..n]);
+            at += n;
+        }
+        ctx.barrier();
     }
 
     /// The key at `index`, or `None` if no key has been written there (or the index is

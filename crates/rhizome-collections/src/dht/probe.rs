@@ -13,6 +13,7 @@ use super::layout::{Geometry, Home, KeyWords, OCCUPIED, WRITTEN};
 use super::{Full, Stats};
 use rhizome::memory::GetHandle;
 use rhizome::{GlobalArray, GlobalPtr, Memory};
+use std::cell::RefCell;
 
 /// One PE's handle on every partition: the words and the probing parameters.
 #[derive(Clone)]
@@ -22,6 +23,13 @@ pub(crate) struct Partitions {
     pub(crate) geo: Geometry,
     pub(crate) chunk: usize,
     pub(crate) max_chunks: usize,
+}
+
+thread_local! {
+    /// The chunk buffer of this thread's probes, kept between operations: neither an
+    /// allocation nor a zeroing per operation (a zeroed 4 KiB stack array cost more than
+    /// the whole probe).
+    static CHUNK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A chunk in flight: one get, or two where it wraps.
@@ -67,15 +75,15 @@ impl Partitions {
             .collect()
     }
 
+    /// Reads a chunk into `buf` (exactly its size), with one blocking get per piece.
     fn fetch_into(
         &self,
         pe: usize,
         (start, len): (usize, usize),
-        buf: &mut Vec<u64>,
+        buf: &mut [u64],
         stats: &mut Stats,
     ) {
         let e = self.geo.entry_words();
-        buf.resize(len * e, 0);
         let mut at = 0;
         for (s, n) in self.pieces(start, len) {
             if n > 0 {
@@ -95,28 +103,48 @@ impl Partitions {
         key: &KeyWords,
         stats: &mut Stats,
     ) -> Result<(usize, bool), Full> {
+        CHUNK.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => self.probe(home, key, stats, &mut buf),
+            // Only if a probe ever ran inside a probe on this thread.
+            Err(_) => self.probe(home, key, stats, &mut Vec::new()),
+        })
+    }
+
+    fn probe(
+        &self,
+        home: Home,
+        key: &KeyWords,
+        stats: &mut Stats,
+        scratch: &mut Vec<u64>,
+    ) -> Result<(usize, bool), Full> {
         stats.ops += 1;
         let e = self.geo.entry_words();
         let pe = home.pe;
         let remote = pe != self.mem.my_pe();
-        let mut buf = Vec::with_capacity(self.chunk * e);
+        if scratch.len() < self.chunk * e {
+            scratch.resize(self.chunk * e, 0);
+        }
+        let whole = &mut scratch[..];
         let mut next = match self.chunk_range(home.slot, 0) {
             Some(r) if remote => Some(self.fetch_nb(pe, r, stats)),
             _ => None,
         };
         let mut i = 0;
         while let Some(range) = self.chunk_range(home.slot, i) {
+            let buf = &mut whole[..range.1 * e];
             if remote {
                 let current = next.take().expect("requested one chunk ahead");
                 next = self
                     .chunk_range(home.slot, i + 1)
                     .map(|r| self.fetch_nb(pe, r, stats));
-                buf.clear();
+                let mut at = 0;
                 for h in current {
-                    buf.extend_from_slice(&h.wait());
+                    let piece = h.wait();
+                    buf[at..at + piece.len()].copy_from_slice(&piece);
+                    at += piece.len();
                 }
             } else {
-                self.fetch_into(pe, range, &mut buf, stats);
+                self.fetch_into(pe, range, buf, stats);
             }
             stats.chunks += 1;
             for (j, entry) in buf.chunks_exact(e).enumerate() {

@@ -113,8 +113,8 @@ fn same_keys_owner_computes(ctx: &Ctx) {
     same_keys(ctx, Access::OwnerComputes);
 }
 
-/// A table too small for its keys reports [`Full`] (not a hang, not a panic), and every
-/// key inserted before that is still found, at its index.
+/// A table too small for its keys reports [`Full`] (not a hang, not a panic), every key
+/// inserted before that is still found, at its index, and `clear` empties the table.
 fn full(ctx: &Ctx, access: Access) {
     let config = Config::new(16).chunk(4).max_chunks(2).access(access);
     let table = DistributedHashTable::<[u64; 2]>::new(ctx, config).unwrap();
@@ -143,6 +143,14 @@ fn full(ctx: &Ctx, access: Access) {
         for (k, index) in &placed {
             assert_eq!(table.find_or_put(k), Ok((*index, false)));
             assert_eq!(table.get(*index), Some(*k));
+        }
+    });
+    // Cleared, the table has room again and knows none of the keys.
+    table.clear(ctx);
+    ctx.finish(|| {
+        for (k, index) in &placed {
+            assert_eq!(table.get(*index), None);
+            assert!(table.find_or_put_many(ctx, &[*k]).unwrap()[0].1);
         }
     });
     ctx.barrier();
