@@ -27,10 +27,16 @@ fn key(i: u64) -> [u64; 2] {
     [i, i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xABCD]
 }
 
-/// Keys `0..n` in an order of their own for each (PE, thread): every inserter races the
-/// others for different keys first and for all keys in the end.
+/// Keys `0..n` in the order of inserter `stream` (a PE's thread): the even ones all in
+/// the same order, so that they race for the same key at the same moment (and the same
+/// bucket's compare-and-swap); the odd ones each from a different start, so that some
+/// find keys that others are still writing.
 fn keys_in_order(n: u64, stream: u64) -> Vec<[u64; 2]> {
-    let shift = stream.wrapping_mul(7919) % n;
+    let shift = if stream % 2 == 0 {
+        0
+    } else {
+        stream.wrapping_mul(7919) % n
+    };
     (0..n).map(|i| key((i + shift) % n)).collect()
 }
 
