@@ -313,7 +313,7 @@ pub fn sweep(
     ctx.barrier();
     match ctx.broadcast(failed, 0) {
         Some(e) => Err(format!(
-            "at load factor {:.2}: {e}",
+            "above load factor {:.2}: {e}",
             points.last().map_or(0.0, |p| p.alpha)
         )),
         None => Ok(points),

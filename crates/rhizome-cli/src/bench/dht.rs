@@ -158,7 +158,10 @@ pub fn run(args: DhtArgs) -> anyhow::Result<()> {
             if args.sweep {
                 let alphas: Vec<f64> = (1..=9).map(|i| i as f64 / 10.0).collect();
                 for &chunk in &args.sweep_chunks {
-                    for p in sweep(ctx, args.sweep_slots, chunk, args.max_chunks, &alphas)? {
+                    // Long probe runs near 0.9 reach thousands of buckets in a table of a
+                    // million: let every chunk size probe at least 8192 before `Full`.
+                    let max_chunks = args.max_chunks.max(8192usize.div_ceil(chunk));
+                    for p in sweep(ctx, args.sweep_slots, chunk, max_chunks, &alphas)? {
                         rows.push((
                             format!("round trips/insert C={} a={:.1}", p.chunk, p.alpha),
                             p.chunks_per_op,
