@@ -12,7 +12,7 @@ fn suite_on(pes: usize) {
     for (name, body) in dht_suite::TESTS {
         World::builder()
             .pes(pes)
-            .run(|ctx| body(ctx))
+            .run(body)
             .unwrap_or_else(|e| panic!("{name} on {pes} PEs: {e}"));
     }
 }

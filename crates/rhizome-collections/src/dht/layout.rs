@@ -83,7 +83,7 @@ impl KeyWords {
 /// Words of a key of type `K`, or why `K` cannot be a key.
 pub(crate) fn key_words<K>() -> Result<usize, String> {
     let bytes = std::mem::size_of::<K>();
-    if bytes == 0 || bytes % 8 != 0 || bytes > 8 * MAX_KEY_WORDS {
+    if bytes == 0 || !bytes.is_multiple_of(8) || bytes > 8 * MAX_KEY_WORDS {
         return Err(format!(
             "a key must be 8, 16, 24 or 32 bytes, and {} is {bytes}",
             std::any::type_name::<K>()

@@ -9,11 +9,11 @@
 //! so an index names its key for the table's lifetime (what a BDD node table needs).
 //!
 //! Two ways to reach a remote partition, chosen by [`Access`]:
-//! - [`Access::OneSided`]: the thesis' design (chapter 3): chunks of `C` buckets fetched
+//! - [`Access::OneSided`][]: the thesis' design (chapter 3): chunks of `C` buckets fetched
 //!   with one get, the next chunk requested while the current one is scanned, at most `M`
 //!   chunks, buckets claimed with compare-and-swap, the writer publishes the key and
 //!   readers wait for its written bit. No work for the owner's CPU; works from any thread.
-//! - [`Access::OwnerComputes`]: [`find_or_put_many`](DistributedHashTable::find_or_put_many)
+//! - [`Access::OwnerComputes`][]: [`find_or_put_many`](DistributedHashTable::find_or_put_many)
 //!   sends the keys of each remote partition as one active message per batch to its
 //!   owner, which probes its own memory and answers the whole batch in one reply.
 //!

@@ -32,7 +32,7 @@ fn key(i: u64) -> [u64; 2] {
 /// bucket's compare-and-swap); the odd ones each from a different start, so that some
 /// find keys that others are still writing.
 fn keys_in_order(n: u64, stream: u64) -> Vec<[u64; 2]> {
-    let shift = if stream % 2 == 0 {
+    let shift = if stream.is_multiple_of(2) {
         0
     } else {
         stream.wrapping_mul(7919) % n
