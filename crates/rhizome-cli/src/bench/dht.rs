@@ -194,16 +194,15 @@ pub fn run(args: DhtArgs) -> anyhow::Result<()> {
     }
     let records: Vec<Record> = rows
         .into_iter()
-        .map(|(name, value, unit, baseline, detail)| Record {
-            name,
-            transport: transport.into(),
-            pes,
-            workers,
-            value,
-            unit: unit.into(),
-            baseline: baseline.map(|b| b.0),
-            baseline_name: baseline.map(|b| b.1.into()),
-            result: Some(detail),
+        .map(|(name, value, unit, baseline, detail)| {
+            Record::new(
+                name,
+                (transport, pes, workers),
+                value,
+                unit,
+                baseline,
+                Some(detail),
+            )
         })
         .collect();
     super::record::report(&records, args.opts.json.as_deref())

@@ -7,15 +7,17 @@
 use rhizome::Ctx;
 use rhizome_collections::dht::{Access, Config, DistributedHashTable, Full, Index};
 
-/// A named test body.
-pub type Test = (&'static str, fn(&Ctx));
+/// A test: it runs on every PE.
+type Body = fn(&Ctx);
 
-/// Every test, in the order the example runs them.
-pub const TESTS: &[Test] = &[
-    ("same_keys_one_sided", same_keys_one_sided),
-    ("same_keys_owner_computes", same_keys_owner_computes),
-    ("full_one_sided", full_one_sided),
-    ("full_owner_computes", full_owner_computes),
+/// Every test, with its name, in the order the example runs them.
+pub const TESTS: &[(&str, Body)] = &[
+    ("same_keys_one_sided", |c| same_keys(c, Access::OneSided)),
+    ("same_keys_owner_computes", |c| {
+        same_keys(c, Access::OwnerComputes)
+    }),
+    ("full_one_sided", |c| full(c, Access::OneSided)),
+    ("full_owner_computes", |c| full(c, Access::OwnerComputes)),
     ("wide_keys_and_zero_key", wide_keys_and_zero_key),
 ];
 
@@ -111,14 +113,6 @@ fn same_keys(ctx: &Ctx, access: Access) {
     ctx.barrier();
 }
 
-fn same_keys_one_sided(ctx: &Ctx) {
-    same_keys(ctx, Access::OneSided);
-}
-
-fn same_keys_owner_computes(ctx: &Ctx) {
-    same_keys(ctx, Access::OwnerComputes);
-}
-
 /// A table too small for its keys reports [`Full`] (not a hang, not a panic), every key
 /// inserted before that is still found, at its index, and `clear` empties the table.
 fn full(ctx: &Ctx, access: Access) {
@@ -164,14 +158,6 @@ fn full(ctx: &Ctx, access: Access) {
         }
     });
     ctx.barrier();
-}
-
-fn full_one_sided(ctx: &Ctx) {
-    full(ctx, Access::OneSided);
-}
-
-fn full_owner_computes(ctx: &Ctx) {
-    full(ctx, Access::OwnerComputes);
 }
 
 /// 8- and 32-byte keys work; the all-zero key (whose stored words look like an empty
