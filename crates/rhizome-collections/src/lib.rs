@@ -1,6 +1,12 @@
 //! Distributed data structures on the Rhizome runtime.
 //!
-//! This crate will hold the thesis' distributed hash table (`find_or_put` with linear
-//! probing over one-sided chunk reads) and the Grappa flat-combining structures. It is
-//! empty until the issue that builds them lands; `docs/architecture.md` of the repository
-//! shows where it sits among the crates.
+//! - [`dht`]: the distributed hash table of the thesis' chapter 3 ([`DistributedHashTable`]):
+//!   `find_or_put` of fixed-size keys over partitions in the PEs' global memory, reached
+//!   one-sided (chunked linear probing with compare-and-swap) or owner-computes (batches
+//!   of keys as active messages to the owner). The unique table of a distributed BDD
+//!   store is the use it was built for.
+//!
+//! `docs/architecture.md` of the repository shows where this crate sits among the crates.
+pub mod dht;
+
+pub use dht::DistributedHashTable;

@@ -9,6 +9,7 @@
 //!   type (sizes, inputs, checked results);
 //! - [`bale`]: Bale's histogram and index-gather, written with one-sided operations,
 //!   conveyors and aggregation contexts, results checked;
+//! - [`dht`]: throughput and round trips of the distributed hash table's find-or-put;
 //! - [`comm`]: latency and rate of one-sided operations, calls, aggregated messages and
 //!   collectives;
 //! - `raw_mpi` (cargo feature `mpi`): the same communication operations written
@@ -31,6 +32,7 @@
 pub mod bale;
 pub mod comm;
 pub mod dense;
+pub mod dht;
 pub mod fib;
 pub mod nqueens;
 #[cfg(feature = "mpi")]

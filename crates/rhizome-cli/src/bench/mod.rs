@@ -5,6 +5,7 @@
 
 mod bale;
 mod comm;
+mod dht;
 mod fib;
 pub(crate) mod record;
 mod tasks;
@@ -29,6 +30,9 @@ enum BenchKind {
     /// Bale's kernels (histogram, index-gather) as one-sided code, conveyors and
     /// aggregation contexts, results checked: rate in updates per second.
     Bale(bale::BaleArgs),
+    /// Distributed hash table: find-or-put throughput (read-heavy, write-heavy, mixed;
+    /// one-sided and owner-computes) and round trips per insert as the table fills.
+    Dht(dht::DhtArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -37,5 +41,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Comm(a) => comm::run(a),
         BenchKind::Tasks(a) => tasks::run(a),
         BenchKind::Bale(a) => bale::run(a),
+        BenchKind::Dht(a) => dht::run(a),
     }
 }

@@ -42,6 +42,31 @@ pub struct Record {
     pub result: Option<String>,
 }
 
+impl Record {
+    /// A measurement `value` in `unit` of a run on `(transport, pes, workers)`, beside the
+    /// peer's `(figure, name)` if there is one, with the run's result if it has one.
+    pub fn new(
+        name: String,
+        (transport, pes, workers): (&str, usize, usize),
+        value: f64,
+        unit: &str,
+        baseline: Option<(f64, &str)>,
+        result: Option<String>,
+    ) -> Record {
+        Record {
+            name,
+            transport: transport.into(),
+            pes,
+            workers,
+            value,
+            unit: unit.into(),
+            baseline: baseline.map(|b| b.0),
+            baseline_name: baseline.map(|b| b.1.into()),
+            result,
+        }
+    }
+}
+
 /// Prints `records` as an aligned table, on stdout or (when the JSON report takes stdout)
 /// stderr.
 fn print_table(records: &[Record], out: &mut dyn std::io::Write) -> std::io::Result<()> {

@@ -224,16 +224,16 @@ pub fn run(args: TasksArgs) -> anyhow::Result<()> {
     }
     let rep = median_by(reps);
     let transport = transport.to_string();
-    let rec = |name: String, value: f64, unit: &str, baseline: Option<(f64, &str)>| Record {
-        name,
-        transport: transport.clone(),
-        pes,
-        workers,
-        value,
-        unit: unit.into(),
-        baseline: baseline.map(|b| b.0),
-        baseline_name: baseline.map(|b| b.1.to_string()),
-        result: Some(rep.result.to_string()),
+    let rec = |name: String, value: f64, unit: &str, baseline: Option<(f64, &str)>| {
+        let run = (transport.as_str(), pes, workers);
+        Record::new(
+            name,
+            run,
+            value,
+            unit,
+            baseline,
+            Some(rep.result.to_string()),
+        )
     };
     let mut records = Vec::new();
     if kernel == Kernel::Pingpong {

@@ -1,0 +1,64 @@
+//! The hash table's SPMD suite (`examples/dht_tests`) on the `mpi` transport, under
+//! `mpirun -np 2` and `-np 4`: one-sided access then really crosses processes. Needs the
+//! cargo feature `mpi`, Open MPI's `mpirun` on the `PATH`, and the example built
+//! (`cargo build --release -p rhizome-collections --features mpi --examples`).
+//!
+//! Each launch has a generous time limit so that a hang fails the test instead of
+//! blocking it; nothing here measures time.
+#![cfg(feature = "mpi")]
+
+mod dht_suite;
+#[path = "../../rhizome/tests/support/launch.rs"]
+mod launch;
+
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// One launch at a time: the machine may have few cores and the ranks busy-poll.
+static LAUNCH: Mutex<()> = Mutex::new(());
+
+fn suite_on(np: usize) {
+    let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
+    // target/<profile>/deps/mpi-<hash> -> target/<profile>/examples/dht_tests
+    let exe = std::env::current_exe().expect("test binary path");
+    let program = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>")
+        .join("examples/dht_tests");
+    assert!(
+        program.exists(),
+        "{} is missing: build it with `cargo build --examples --features mpi` (same profile)",
+        program.display()
+    );
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(np.to_string())
+        .arg(&program);
+    launch::clear_rhizome_env(&mut cmd);
+    let o = launch::run(
+        cmd,
+        &format!("mpirun -np {np} dht_tests (is Open MPI installed?)"),
+        Duration::from_secs(240),
+    );
+    assert_eq!(o.code, Some(0), "{}", o.context());
+    for (name, _) in dht_suite::TESTS {
+        let line = format!("ok   {name} ({np} PEs, mpi)");
+        assert!(
+            o.stdout.lines().any(|l| l == line),
+            "no {line:?}: {}",
+            o.context()
+        );
+    }
+}
+
+#[test]
+fn suite_on_2_ranks() {
+    suite_on(2);
+}
+
+#[test]
+fn suite_on_4_ranks() {
+    suite_on(4);
+}
