@@ -31,7 +31,7 @@ use crate::context::Ctx;
 use crate::conveyor::Conveyor;
 use crate::error::ok;
 use crate::memory::{GlobalPtr, Pod};
-use crate::transport::{AtomicOp, Rma, SegmentId};
+use crate::transport::{Addr, AtomicOp, Rma, SegmentId};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
@@ -204,15 +204,20 @@ impl<'c> AggContext<'c> {
         let mut values = vec![0u64; batch.len()];
         for ((op, _), value) in batch.iter().zip(values.iter_mut()) {
             let (kind, len, segment, offset) = unpack(op[0]);
+            let at = Addr {
+                pe: me,
+                segment,
+                offset,
+            };
             // SAFETY: `value` (an element of `values`) and the put's source bytes (`op[1]`
             // in `batch`) stay in place and untouched until the `quiet` below returns:
             // neither vector is resized or written before then. A put reads `len` <= 8
             // bytes of the 8-byte `op[1]`.
             ok(unsafe {
                 match kind {
-                    ADD => t.atomic_nbi(me, segment, offset, AtomicOp::FetchAdd(op[1]), value),
-                    GET => t.atomic_nbi(me, segment, offset, AtomicOp::Load, value),
-                    _ => t.put_nbi(me, segment, offset, op[1..].as_ptr() as *const u8, len),
+                    ADD => t.atomic_nbi(at, AtomicOp::FetchAdd(op[1]), value),
+                    GET => t.atomic_nbi(at, AtomicOp::Load, value),
+                    _ => t.put_nbi(at, op[1..].as_ptr() as *const u8, len),
                 }
             });
         }
