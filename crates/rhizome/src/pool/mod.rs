@@ -26,9 +26,11 @@
 mod deque;
 mod job;
 
+use crate::backoff::Backoff;
+use crate::rng::XorShift64;
 use deque::{COMPLETED, Deque, FREE, THIEF_BASE, pack, unpack};
 use job::{JobRef, StackJob};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -74,7 +76,7 @@ pub struct Worker {
     head: Cell<usize>,
     split: Cell<usize>,
     allstolen: Cell<bool>,
-    rng: Cell<u64>,
+    rng: RefCell<XorShift64>,
 }
 
 thread_local! {
@@ -181,18 +183,11 @@ impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
     }
 }
 
-/// One round of waiting for work after `idle` fruitless rounds; returns the new count.
-/// Spins first (work usually appears within microseconds), then yields the core: when
-/// the machine has more runnable threads than cores, the thread we wait for may be the
-/// one that needs it.
-#[inline]
-fn backoff(idle: u32) -> u32 {
-    if idle < 256 {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
-    idle.saturating_add(1)
+/// How a worker waits for work: spins first (work usually appears within microseconds),
+/// then yields the core: when the machine has more runnable threads than cores, the thread
+/// we wait for may be the one that needs it.
+fn idle_backoff() -> Backoff {
+    Backoff::new(256)
 }
 
 impl Drop for Pool {
@@ -222,9 +217,7 @@ impl Worker {
             head: Cell::new(0),
             split: Cell::new(0),
             allstolen: Cell::new(true),
-            rng: Cell::new(
-                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
-            ),
+            rng: RefCell::new(XorShift64::for_stream(index as u64)),
         }
     }
 
@@ -373,7 +366,7 @@ impl Worker {
         self.split.set(h + 1);
         self.allstolen.set(true);
         let slot = &d.slots[h];
-        let mut idle = 0u32;
+        let mut backoff = idle_backoff();
         loop {
             let state = slot.state.load(Ordering::Acquire);
             if state == COMPLETED {
@@ -381,9 +374,9 @@ impl Worker {
             }
             let stolen_back = state >= THIEF_BASE && self.steal_from(state - THIEF_BASE);
             if stolen_back || self.steal_random() {
-                idle = 0;
+                backoff.reset();
             } else {
-                idle = backoff(idle);
+                backoff.snooze();
             }
         }
         self.head.set(h);
@@ -397,12 +390,7 @@ impl Worker {
         if n < 2 {
             return false;
         }
-        let mut x = self.rng.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng.set(x);
-        let mut v = (x % (n as u64 - 1)) as usize;
+        let mut v = self.rng.borrow_mut().below(n - 1);
         if v >= self.index {
             v += 1;
         }
@@ -451,16 +439,16 @@ impl Worker {
         CURRENT.with(|c| c.set(&self));
         let shared = Arc::clone(&self.shared);
         let mut idle_since = Instant::now();
-        let mut idle = 0u32;
+        let mut backoff = idle_backoff();
         loop {
             if shared.shutdown.load(Ordering::Relaxed) {
                 break;
             }
             if shared.active.load(Ordering::Relaxed) > 0 {
                 if self.steal_random() {
-                    idle = 0;
+                    backoff.reset();
                 } else {
-                    idle = backoff(idle);
+                    backoff.snooze();
                 }
                 idle_since = Instant::now();
                 continue;
