@@ -24,6 +24,7 @@
 //! ```
 
 mod deque;
+mod idle;
 mod job;
 
 use crate::backoff::Backoff;
@@ -55,6 +56,8 @@ struct Shared {
     sleep: Mutex<()>,
     wake: Condvar,
     run_lock: Mutex<()>,
+    /// The idle hook of the current run, if it has one.
+    idle: idle::HookSlot,
 }
 
 /// A set of worker threads that run fork-join jobs.
@@ -98,6 +101,7 @@ impl Pool {
             sleep: Mutex::new(()),
             wake: Condvar::new(),
             run_lock: Mutex::new(()),
+            idle: idle::HookSlot::default(),
         });
         let threads = (0..workers - 1)
             .map(|i| {
@@ -128,6 +132,13 @@ impl Pool {
     /// `f` inline on the current worker. A panic in `f` (or in any job it forks)
     /// propagates to the caller.
     pub fn run<R: Send>(&self, f: impl FnOnce(&Worker) -> R + Send) -> R {
+        self.run_serialised(|| (), f)
+    }
+
+    /// `run`, with `setup` called once the run owns the pool (not for an inline run); what
+    /// it returns is dropped when the run ends, before the next run may start.
+    /// `f` runs on the calling thread, so unlike `run` it need not be `Send`.
+    fn run_serialised<R, G>(&self, setup: impl FnOnce() -> G, f: impl FnOnce(&Worker) -> R) -> R {
         let current = CURRENT.with(|c| c.get());
         // SAFETY: CURRENT points at a live worker while that worker runs on this thread
         // (set and cleared around every use below and in `background_loop`).
@@ -141,6 +152,7 @@ impl Pool {
             .run_lock
             .lock()
             .unwrap_or_else(|e| e.into_inner());
+        let _setup = setup();
         self.shared.active.fetch_add(1, Ordering::SeqCst);
         // A sleeper registers (under the lock) before it checks `active`, so either it
         // sees the new job or we see it and wake it.
@@ -385,7 +397,8 @@ impl Worker {
         d.ts.store(pack(h, h), Ordering::Release);
     }
 
-    fn steal_random(&self) -> bool {
+    /// Steals and runs the oldest shared task of a random PE-mate; false if it found none.
+    pub(crate) fn steal_random(&self) -> bool {
         let n = self.workers();
         if n < 2 {
             return false;
@@ -448,6 +461,7 @@ impl Worker {
                 if self.steal_random() {
                     backoff.reset();
                 } else {
+                    self.run_idle_hook();
                     backoff.snooze();
                 }
                 idle_since = Instant::now();

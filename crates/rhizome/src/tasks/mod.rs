@@ -97,6 +97,7 @@ pub use stats::Stats;
 pub use steal::StealPolicy;
 pub use worker::TaskCtx;
 
+use crate::pool::{Pool, Worker};
 use crate::world::{Am, Ctx};
 use stats::Counter;
 use std::cell::Cell;
@@ -153,15 +154,19 @@ impl Shared {
 /// The task scheduler of one PE. See the [module documentation](self).
 pub struct Tasks {
     sh: Arc<Shared>,
+    /// The PE's pool ([`Ctx::pool`]): its threads are this scheduler's workers.
+    pool: Arc<Pool>,
     am: Am<Packet>,
     stats: Cell<Stats>,
 }
 
 impl Tasks {
-    /// Collective: sets up the scheduler on this PE with [`Ctx::workers`] worker threads
-    /// (the PE's main thread is one of them) and registers its message handler.
+    /// Collective: sets up the scheduler on this PE over the PE's pool ([`Ctx::pool`],
+    /// [`Ctx::workers`] threads, the PE's main thread one of them) and registers its
+    /// message handler.
     pub fn new(ctx: &Ctx) -> Tasks {
-        let workers = ctx.workers().max(1);
+        let pool = Arc::clone(ctx.pool());
+        let workers = pool.workers();
         let sh = Arc::new(Shared {
             pe: ctx.my_pe(),
             pes: ctx.num_pes(),
@@ -184,6 +189,7 @@ impl Tasks {
         am_cell.set(Some(am));
         Tasks {
             sh,
+            pool,
             am,
             stats: Cell::new(Stats::default()),
         }
@@ -233,23 +239,23 @@ impl Tasks {
         sh.stats.reset();
         // Every PE is ready before anyone sends scheduler messages.
         ctx.barrier();
-        let mut deques = std::mem::take(&mut *sh.local.deques());
-        assert_eq!(deques.len(), sh.workers, "rhizome: Tasks::run re-entered");
-        let r = std::thread::scope(|scope| {
+        let background = |w: &Worker| worker::background_worker(sh, w);
+        let r = self.pool.run_with_idle(&background, |w| {
             let _stop = StopGuard(sh);
-            let handles = self.start_workers(scope, &mut deques);
+            let deque = sh.local.deques()[0].take().expect("rhizome: Tasks::run re-entered");
             let main = TaskCtx::new(
                 Arc::clone(sh),
                 0,
-                deques[0].take().expect("deque present"),
+                deque,
                 Some(MainCtx {
                     // SAFETY: only the lifetime is erased: `main` and every reference to
                     // it (the WORKER thread-local, reset by the guard) end inside this
-                    // scope, while `ctx` is borrowed for the whole call.
+                    // closure, while `ctx` is borrowed for the whole call.
                     ctx: unsafe { &*(ctx as *const Ctx) },
                     am: self.am,
                     body_done: Cell::new(false),
                 }),
+                w,
             );
             main.jobs.set(1);
             let g = main.enter();
@@ -262,14 +268,9 @@ impl Tasks {
             main.top_loop();
             drop(g);
             sh.stats.add(Counter::JobsRun, main.jobs.get());
-            deques[0] = Some(main.deque);
-            for h in handles {
-                let (i, d) = h.join().expect("task workers do not panic");
-                deques[i] = Some(d);
-            }
+            sh.local.deques()[0] = Some(main.deque);
             r
         });
-        *sh.local.deques() = deques;
         // Drain replies to late steal requests and subscriptions, on every PE.
         with_shared(sh, || ctx.finish(|| ()));
         // Values for subscriptions no one waits for any more.

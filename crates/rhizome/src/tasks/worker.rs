@@ -6,8 +6,9 @@ use super::future::{self, Future, LOCAL_THIEF, NO_THIEF, REMOTE_THIEF, State};
 use super::job::{Dest, Job, JobTask, LocalTask, Pinned, Task};
 use super::stats::Counter;
 use super::wire::{Msg, Packet, encode_job, send_msg};
-use super::{Shared, Tasks};
+use super::Shared;
 use crate::backoff::Backoff;
+use crate::pool::Worker;
 use crate::rng::XorShift64;
 use crate::world::{Am, Ctx};
 use crossbeam_deque::Worker as Deque;
@@ -73,6 +74,8 @@ pub struct TaskCtx {
     /// Jobs this worker ran in this run.
     pub(super) jobs: Cell<u64>,
     rng: RefCell<XorShift64>,
+    /// The pool worker this thread runs as (see `worker`).
+    worker: *const Worker,
 }
 
 /// Clears the thread's worker and scheduler when the worker stops (also by unwinding).
@@ -90,6 +93,7 @@ impl TaskCtx {
         index: usize,
         deque: Deque<Task>,
         main: Option<MainCtx>,
+        worker: &Worker,
     ) -> TaskCtx {
         let stream = (sh.pe * sh.workers + index) as u64;
         TaskCtx {
@@ -100,6 +104,7 @@ impl TaskCtx {
             tick: Cell::new(0),
             jobs: Cell::new(0),
             rng: RefCell::new(XorShift64::for_stream(stream)),
+            worker,
         }
     }
 
@@ -125,6 +130,32 @@ impl TaskCtx {
     /// Worker threads of this PE.
     pub fn workers(&self) -> usize {
         self.sh.workers
+    }
+
+    /// The fork-join worker of this thread, in the PE's pool ([`Ctx::pool`]): a job forks
+    /// with [`Worker::join`] on the same threads and deques that run the PE's jobs, and its
+    /// halves are stolen by idle PE-mates. A BDD manager made on the PE's pool runs
+    /// its operations inline here.
+    ///
+    /// ```
+    /// use rhizome::World;
+    /// use rhizome::pool::Worker;
+    /// use rhizome::tasks::Tasks;
+    /// fn sum(w: &Worker, lo: u64, hi: u64) -> u64 {
+    ///     if hi - lo < 64 { return (lo..hi).sum(); }
+    ///     let mid = (lo + hi) / 2;
+    ///     let (a, b) = w.join(|w| sum(w, lo, mid), |w| sum(w, mid, hi));
+    ///     a + b
+    /// }
+    /// let out = World::builder().pes(1).workers(2).run(|ctx| {
+    ///     Tasks::new(ctx).run(ctx, |t| t.spawn_local(|t| sum(t.worker(), 0, 1000)).get())
+    /// }).unwrap();
+    /// assert_eq!(out, vec![499_500]);
+    /// ```
+    pub fn worker(&self) -> &Worker {
+        // SAFETY: a `TaskCtx` lives only inside the pool call that lends this thread's
+        // worker (`Tasks::run`'s body or the idle hook), so the worker outlives it.
+        unsafe { &*self.worker }
     }
 
     /// Starts `job`; it runs on this worker later, or on another worker or PE that steals
@@ -338,6 +369,10 @@ impl TaskCtx {
                     return true;
                 }
             }
+            // Fork-join halves of the jobs PE-mates run.
+            if self.worker().steal_random() {
+                return true;
+            }
         }
         // The whole PE looks idle: handle messages (they may bring jobs), then steal from
         // another PE (the awaited job's PE first).
@@ -401,33 +436,22 @@ impl TaskCtx {
     }
 }
 
-impl Tasks {
-    /// Starts the workers other than the main thread for one run, in `scope`; each gives
-    /// its deque back when the run stops.
-    pub(super) fn start_workers<'s>(
-        &self,
-        scope: &'s std::thread::Scope<'s, '_>,
-        deques: &mut [Option<Deque<Task>>],
-    ) -> Vec<std::thread::ScopedJoinHandle<'s, (usize, Deque<Task>)>> {
-        let mut handles = Vec::new();
-        for (i, d) in deques.iter_mut().enumerate().skip(1) {
-            let d = d.take().expect("deque present");
-            let sh = Arc::clone(&self.sh);
-            let h = std::thread::Builder::new()
-                .name(format!("rhizome-task-{}-{i}", sh.pe))
-                .stack_size(64 << 20)
-                .spawn_scoped(scope, move || {
-                    let w = TaskCtx::new(sh, i, d, None);
-                    let g = w.enter();
-                    // A stop while waiting (another PE failed) unwinds to here.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.top_loop()));
-                    drop(g);
-                    w.sh.stats.add(Counter::JobsRun, w.jobs.get());
-                    (i, w.deque)
-                })
-                .expect("cannot start a task worker");
-            handles.push(h);
-        }
-        handles
+/// The idle hook of the PE's pool during a run: a background worker of the pool becomes
+/// task worker `index + 1` (the main thread, the pool's last worker, is task worker 0)
+/// until the run stops.
+pub(super) fn background_worker(sh: &Arc<Shared>, w: &Worker) {
+    if sh.jobs.stopped() {
+        return;
     }
+    let i = (w.index() + 1) % sh.workers;
+    let Some(deque) = sh.local.deques()[i].take() else {
+        return;
+    };
+    let t = TaskCtx::new(Arc::clone(sh), i, deque, None, w);
+    let g = t.enter();
+    // A stop while waiting (another PE failed) unwinds to here.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.top_loop()));
+    drop(g);
+    sh.stats.add(Counter::JobsRun, t.jobs.get());
+    sh.local.deques()[i] = Some(t.deque);
 }
