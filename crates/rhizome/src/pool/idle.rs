@@ -1,9 +1,15 @@
-//! The idle hook: what a background worker does when no PE-mate has a fork-join task to
-//! steal. A layer above the pool (the futures and cluster-stealing scheduler of
-//! [`crate::tasks`]) installs one for the duration of a run so that the pool's threads are
-//! its workers too: a PE has one set of worker threads, whatever runs on them.
+//! Hooks for a layer above the pool (the futures and cluster-stealing scheduler of
+//! [`crate::tasks`]), so that the pool's threads are its workers too: a PE has one set of
+//! worker threads, whatever runs on them.
+//!
+//! - The *idle hook* of a run: what a background worker does while the run is active (the
+//!   layer's own worker loop, which also steals fork-join tasks).
+//! - The *helper* of a thread: one step of the layer's scheduling, taken by a `join`
+//!   waiting for its thief when there is no fork-join task to steal back, so the wait
+//!   neither blocks the layer's jobs (or its messages) nor waits on them.
 
 use super::{Pool, Shared, Worker};
+use std::cell::Cell;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -43,16 +49,19 @@ impl Pool {
         idle: &(dyn Fn(&Worker) + Sync),
         f: impl FnOnce(&Worker) -> R,
     ) -> R {
-        self.run_serialised(|| {
-            // SAFETY: only the lifetime is erased. The hook is reachable only through
-            // the slot, which `Uninstall` empties before this call returns or unwinds,
-            // waiting (write lock) for every worker still inside it.
-            let hook: Hook = unsafe { std::mem::transmute(idle) };
-            let slot = &self.shared.idle;
-            *slot.hook.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
-            slot.installed.store(true, Ordering::Relaxed);
-            Uninstall(&self.shared)
-        }, f)
+        self.run_serialised(
+            || {
+                // SAFETY: only the lifetime is erased. The hook is reachable only through
+                // the slot, which `Uninstall` empties before this call returns or unwinds,
+                // waiting (write lock) for every worker still inside it.
+                let hook: Hook = unsafe { std::mem::transmute(idle) };
+                let slot = &self.shared.idle;
+                *slot.hook.write().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+                slot.installed.store(true, Ordering::Relaxed);
+                Uninstall(&self.shared)
+            },
+            f,
+        )
     }
 }
 
@@ -65,11 +74,29 @@ impl Worker {
         }
         // `try_read`: while the run clears the hook (write lock pending), go back to
         // stealing instead of queueing behind it.
-        let Ok(guard) = slot.hook.try_read() else { return };
+        let Ok(guard) = slot.hook.try_read() else {
+            return;
+        };
         if let Some(hook) = *guard
             && self.shared.active.load(Ordering::Relaxed) > 0
         {
             hook(self);
         }
     }
+}
+
+thread_local! {
+    /// One scheduling step of the layer this thread works for, if any: true if it ran
+    /// something.
+    static HELPER: Cell<Option<fn() -> bool>> = const { Cell::new(None) };
+}
+
+/// Makes `helper` this thread's helper (`None`: no helper); returns the previous one.
+pub(crate) fn set_helper(helper: Option<fn() -> bool>) -> Option<fn() -> bool> {
+    HELPER.with(|h| h.replace(helper))
+}
+
+/// Takes one step of this thread's helper; false if it has none or it found nothing.
+pub(super) fn help() -> bool {
+    HELPER.with(|h| h.get()).is_some_and(|step| step())
 }

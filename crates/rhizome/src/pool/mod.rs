@@ -27,6 +27,8 @@ mod deque;
 mod idle;
 mod job;
 
+pub(crate) use idle::set_helper;
+
 use crate::backoff::Backoff;
 use crate::rng::XorShift64;
 use deque::{COMPLETED, Deque, FREE, THIEF_BASE, pack, unpack};
@@ -385,7 +387,7 @@ impl Worker {
                 break;
             }
             let stolen_back = state >= THIEF_BASE && self.steal_from(state - THIEF_BASE);
-            if stolen_back || self.steal_random() {
+            if stolen_back || self.steal_random() || idle::help() {
                 backoff.reset();
             } else {
                 backoff.snooze();
@@ -458,10 +460,12 @@ impl Worker {
                 break;
             }
             if shared.active.load(Ordering::Relaxed) > 0 {
+                // The hook first: a layer that has one wants every task of the run, the
+                // fork-join ones included, to run inside it (it has the waiting context).
+                self.run_idle_hook();
                 if self.steal_random() {
                     backoff.reset();
                 } else {
-                    self.run_idle_hook();
                     backoff.snooze();
                 }
                 idle_since = Instant::now();

@@ -242,7 +242,9 @@ impl Tasks {
         let background = |w: &Worker| worker::background_worker(sh, w);
         let r = self.pool.run_with_idle(&background, |w| {
             let _stop = StopGuard(sh);
-            let deque = sh.local.deques()[0].take().expect("rhizome: Tasks::run re-entered");
+            let deque = sh.local.deques()[0]
+                .take()
+                .expect("rhizome: Tasks::run re-entered");
             let main = TaskCtx::new(
                 Arc::clone(sh),
                 0,

@@ -2,13 +2,13 @@
 //! waiting, polling), and the scheduling loop every worker runs: its own deque first, then
 //! stealing ([`super::steal`]), with the PE's main thread also moving the messages.
 
+use super::Shared;
 use super::future::{self, Future, LOCAL_THIEF, NO_THIEF, REMOTE_THIEF, State};
 use super::job::{Dest, Job, JobTask, LocalTask, Pinned, Task};
 use super::stats::Counter;
 use super::wire::{Msg, Packet, encode_job, send_msg};
-use super::Shared;
 use crate::backoff::Backoff;
-use crate::pool::Worker;
+use crate::pool::{self, Worker};
 use crate::rng::XorShift64;
 use crate::world::{Am, Ctx};
 use crossbeam_deque::Worker as Deque;
@@ -57,6 +57,11 @@ pub(super) fn current_worker<'a>() -> Option<&'a TaskCtx> {
     unsafe { p.as_ref() }
 }
 
+/// One scheduling step of this thread's worker (the pool's helper while it works here).
+fn help_step() -> bool {
+    current_worker().is_some_and(|t| t.step(NO_THIEF, false))
+}
+
 /// What only the PE's main thread has: the context for messages.
 pub(super) struct MainCtx {
     pub(super) ctx: &'static Ctx,
@@ -82,6 +87,7 @@ pub struct TaskCtx {
 pub(super) struct EnterGuard;
 impl Drop for EnterGuard {
     fn drop(&mut self) {
+        pool::set_helper(None);
         WORKER.with(|w| w.set(std::ptr::null()));
         SHARED.with(|s| *s.borrow_mut() = None);
     }
@@ -112,6 +118,9 @@ impl TaskCtx {
     pub(super) fn enter(&self) -> EnterGuard {
         WORKER.with(|w| w.set(self));
         SHARED.with(|s| *s.borrow_mut() = Some(Arc::clone(&self.sh)));
+        // A `join` of a job waiting for its thief runs this PE's jobs and moves its
+        // messages meanwhile: the thief may be waiting for one of them.
+        pool::set_helper(Some(help_step));
         EnterGuard
     }
 
@@ -156,6 +165,36 @@ impl TaskCtx {
         // SAFETY: a `TaskCtx` lives only inside the pool call that lends this thread's
         // worker (`Tasks::run`'s body or the idle hook), so the worker outlives it.
         unsafe { &*self.worker }
+    }
+
+    /// Runs `a` and `b`, possibly in parallel, with a context each, and returns both
+    /// results: a fork-join [`Worker::join`] whose halves may spawn and wait for jobs. `b`
+    /// is stolen by an idle PE-mate (never by another PE: it borrows this stack frame).
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&TaskCtx) -> RA + Send,
+        B: FnOnce(&TaskCtx) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        /// `&TaskCtx` for the first half, which `Worker::join` runs on the calling thread.
+        struct OnThisThread<'a>(&'a TaskCtx);
+        // SAFETY: the reference is used only by `join`'s first closure, which `Worker::join`
+        // runs inline on the calling thread (the owner of the `TaskCtx`) before it returns.
+        unsafe impl Send for OnThisThread<'_> {}
+        let me = OnThisThread(self);
+        self.worker().join(
+            move |_| {
+                let me = me;
+                a(me.0)
+            },
+            |_| {
+                // A thief of a run's fork-join task is always one of the run's workers
+                // (the pool's idle hook makes every background worker one first).
+                let t = current_worker().expect("rhizome: a join half ran outside Tasks::run");
+                b(t)
+            },
+        )
     }
 
     /// Starts `job`; it runs on this worker later, or on another worker or PE that steals
