@@ -56,15 +56,17 @@ fn every_suite_test_has_a_cargo_test() {
 /// The fork-join bodies again with 4 workers per PE (more thieves than cores here).
 #[test]
 fn fork_join_in_jobs_with_4_workers() {
-    let bodies: [(&str, fn(&Ctx)); 2] = [
-        ("fork_join_in_jobs_reaches_every_worker", |ctx| {
-            tasks_suite::fork_join::fork_join_in_jobs_reaches_every_worker(ctx)
-        }),
-        ("join_and_futures_mixed_in_one_job", |ctx| {
-            tasks_suite::fork_join::join_and_futures_mixed_in_one_job(ctx)
-        }),
-    ];
-    for (name, body) in bodies {
+    let bodies = [
+        "fork_join_in_jobs_reaches_every_worker",
+        "join_and_futures_mixed_in_one_job",
+    ]
+    .map(|name| {
+        tasks_suite::TESTS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .expect("listed in tasks_suite::TESTS")
+    });
+    for &(name, body) in bodies {
         for pes in [1, 2] {
             if let Err(e) = World::builder().pes(pes).workers(4).run(body) {
                 panic!("{name} on {pes} PEs x 4 workers: {e}");
