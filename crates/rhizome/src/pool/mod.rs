@@ -12,6 +12,9 @@
 //! threads at all. Background workers spin while a job runs (like Lace) and sleep when
 //! the pool has been idle for a moment.
 //!
+//! A PE has one pool ([`Ctx::pool`](crate::Ctx::pool)); the futures scheduler of
+//! [`crate::tasks`] runs its workers on its threads through the hooks of `idle.rs`.
+//!
 //! ```
 //! use rhizome::pool::{Pool, Worker};
 //! fn fib(w: &Worker, n: u64) -> u64 {

@@ -47,16 +47,24 @@
 //! ```
 //!
 //! # Scheduler
-//! Every worker thread of a PE has a deque: it pushes and pops its own jobs at one end
-//! (newest first); idle workers of the same PE steal the oldest job of another worker.
-//! Only when the whole PE is out of work does it steal from another PE: its main thread
-//! sends a steal request, and the victim's main thread answers at its next poll point
-//! with one job (steal-one) or half of its stealable jobs (steal-many), encoded, or with
-//! nothing. No lock and no remote memory access is involved: the deques are private to
-//! their PE (request/transfer through messages). A worker waiting for a future steals
-//! first from the worker or PE that runs the awaited job (leapfrogging). A stolen job's
-//! result travels back to the owner of its future in a message. At the start of a run
-//! PE 0 sends its first stealable jobs to the other PEs (initial work-sharing phase).
+//! The workers of a PE are the threads of its fork-join pool ([`Ctx::pool`]): the main
+//! thread runs the body, and each background thread of the pool becomes a task worker
+//! through the pool's idle hook for the duration of a run. So a PE has one set of worker
+//! threads for jobs, futures and fork-join ([`TaskCtx::join`], [`TaskCtx::worker`], and a
+//! BDD manager made on the same pool).
+//!
+//! Every worker has a deque of jobs: it pushes and pops its own jobs at one end (newest
+//! first); an idle worker takes, in order, its own newest job, the oldest job of the worker
+//! that runs the job it waits for (leapfrogging), a job from the PE's inbox (jobs received
+//! from other PEs), the oldest job of a random PE-mate, and a forked `join` half of a
+//! PE-mate. Only when the whole PE is out of work does it steal from another PE: its main
+//! thread sends a steal request, and the victim's main thread answers at its next poll
+//! point with one job (steal-one) or half of its stealable jobs (steal-many), encoded, or
+//! with nothing. No lock and no remote memory access is involved: the deques are private
+//! to their PE (request/transfer through messages). A stolen job's result travels back to
+//! the owner of its future in a message; a job is encoded only when it leaves its PE. A
+//! `join` waiting for its thief runs jobs and moves messages meanwhile. At the start of a
+//! run PE 0 sends its first stealable jobs to the other PEs (initial work-sharing phase).
 //!
 //! Termination: each PE counts the jobs it created and the jobs it owns that completed.
 //! Once its body is done and it is idle, PE 0 collects the sums in waves of messages;
@@ -79,7 +87,7 @@
 //! without spawning can call [`TaskCtx::poll`] so steal requests are answered.
 
 //! # Layout
-//! [`job`](Job) holds the jobs, `wire` the messages and the decoder registry, `steal`
+//! `job` holds the jobs ([`Job`]), `wire` the messages and the decoder registry, `steal`
 //! local and remote stealing, `worker` the worker loop and [`TaskCtx`], `future` the
 //! futures, `termination` the waves that end a run, `stats` the counters.
 
