@@ -170,13 +170,11 @@ impl TaskCtx {
     /// Runs `a` and `b`, possibly in parallel, with a context each, and returns both
     /// results: a fork-join [`Worker::join`] whose halves may spawn and wait for jobs. `b`
     /// is stolen by an idle PE-mate (never by another PE: it borrows this stack frame).
-    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&TaskCtx) -> RA + Send,
-        B: FnOnce(&TaskCtx) -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
+    pub fn join<RA: Send, RB: Send>(
+        &self,
+        a: impl FnOnce(&TaskCtx) -> RA + Send,
+        b: impl FnOnce(&TaskCtx) -> RB + Send,
+    ) -> (RA, RB) {
         /// `&TaskCtx` for the first half, which `Worker::join` runs on the calling thread.
         struct OnThisThread<'a>(&'a TaskCtx);
         // SAFETY: the reference is used only by `join`'s first closure, which `Worker::join`

@@ -83,10 +83,9 @@ struct ForkSpawn(u32);
 impl Job for ForkSpawn {
     type Output = u64;
     fn run(self, t: &TaskCtx) -> u64 {
-        if self.0 == 0 {
+        let Some(d) = self.0.checked_sub(1) else {
             return 1;
-        }
-        let d = self.0 - 1;
+        };
         let early = t.spawn(ForkSpawn(d));
         let ((here, spawned), there) = t.join(
             |t| {
