@@ -111,7 +111,7 @@ pub struct Stats {
 pub struct Manager<S: NodeStore = SharedNodeTable, C: OpCache = SharedOpCache> {
     pub(crate) store: S,
     pub(crate) cache: C,
-    pool: Pool,
+    pool: Arc<Pool>,
     roots: Arc<Roots>,
     config: Config,
     stats: Stats,
@@ -135,20 +135,48 @@ impl Manager {
 
     /// A manager with the given sizes.
     pub fn with_config(config: Config) -> Manager {
-        let workers = config.workers.max(1);
+        let pool = Arc::new(Pool::new(config.workers.max(1)));
+        Manager::with_pool(config, pool)
+    }
+
+    /// A manager with the given sizes whose operations run on `pool` (its worker count
+    /// replaces `config.workers`), e.g. a PE's pool ([`rhizome::Ctx::pool`]), so that a
+    /// PE running BDD operations and jobs of [`rhizome::tasks`] has one set of worker
+    /// threads. Operations started from inside a job of the pool run on the job's worker.
+    ///
+    /// ```
+    /// use rhizome_bdd::{Config, Manager};
+    /// use rhizome::pool::Pool;
+    /// use std::sync::Arc;
+    /// let pool = Arc::new(Pool::new(2));
+    /// let mut m = Manager::with_pool(Config::default(), Arc::clone(&pool));
+    /// assert_eq!(m.workers(), 2);
+    /// let (x, y) = (m.ithvar(0), m.ithvar(1));
+    /// assert_eq!(m.and(x, y).unwrap(), !m.or(!x, !y).unwrap());
+    /// ```
+    pub fn with_pool(mut config: Config, pool: Arc<Pool>) -> Manager {
+        config.workers = pool.workers();
+        let workers = config.workers;
         let max = config.max_nodes.max(1024).next_power_of_two();
         let initial = config.initial_nodes.min(max);
         let store = SharedNodeTable::new(initial, max, workers);
         let cache_entries = |n: usize| (n as f64 * config.cache_ratio) as usize;
         let cache = SharedOpCache::new(cache_entries(store.size()), cache_entries(max));
-        Manager::from_parts(store, cache, config)
+        Manager::from_parts_on(store, cache, config, pool)
     }
 }
 
 impl<S: NodeStore, C: OpCache> Manager<S, C> {
     /// A manager over a given node store and cache.
     pub fn from_parts(store: S, cache: C, config: Config) -> Manager<S, C> {
-        let pool = Pool::new(config.workers.max(1));
+        let pool = Arc::new(Pool::new(config.workers.max(1)));
+        Manager::from_parts_on(store, cache, config, pool)
+    }
+
+    /// `from_parts` on a given pool, whose worker count replaces `config.workers`; the
+    /// store must have per-worker state for that many workers.
+    fn from_parts_on(store: S, cache: C, mut config: Config, pool: Arc<Pool>) -> Manager<S, C> {
+        config.workers = pool.workers();
         let stats = Stats {
             table_size: store.size(),
             ..Stats::default()

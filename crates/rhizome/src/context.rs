@@ -10,6 +10,7 @@ use crate::am;
 use crate::collectives;
 use crate::error::ok;
 use crate::memory::{GlobalArray, Memory, Pod};
+use crate::pool::Pool;
 use crate::termination;
 use crate::transport::{Backend, Rma, Transport};
 use std::sync::Arc;
@@ -33,6 +34,8 @@ pub struct Ctx {
     pub(crate) am: am::State,
     pub(crate) termination: termination::Counters,
     pub(crate) collectives: collectives::State,
+    /// The PE's worker threads, started on first use.
+    pool: std::cell::OnceCell<Arc<Pool>>,
 }
 
 impl std::ops::Deref for Ctx {
@@ -54,6 +57,7 @@ impl Ctx {
             am: am::State::new(pes, agg),
             termination: termination::Counters::default(),
             collectives: collectives::State::default(),
+            pool: std::cell::OnceCell::new(),
         };
         ctx.register_runtime_handlers();
         ctx
@@ -72,6 +76,22 @@ impl Ctx {
     /// Worker threads per PE, as configured.
     pub fn workers(&self) -> usize {
         self.workers
+    }
+    /// The PE's fork-join pool of [`Ctx::workers`] workers (the calling thread counts as
+    /// one while it runs a job), started on first use: the one set of worker threads of
+    /// this PE. [`Tasks`](crate::tasks::Tasks) runs its jobs on it; give it to any other
+    /// fork-join user of the PE (e.g. a BDD manager) so that it shares these threads.
+    ///
+    /// ```
+    /// use rhizome::World;
+    /// let sums = World::builder().pes(1).workers(2).run(|ctx| {
+    ///     ctx.pool().run(|w| w.join(|_| 1, |_| 2))
+    /// }).unwrap();
+    /// assert_eq!(sums, vec![(1, 2)]);
+    /// ```
+    pub fn pool(&self) -> &Arc<Pool> {
+        self.pool
+            .get_or_init(|| Arc::new(Pool::new(self.workers.max(1))))
     }
     /// Size of each per-destination aggregation buffer in bytes.
     pub fn aggregation_bytes(&self) -> usize {

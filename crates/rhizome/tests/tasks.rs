@@ -43,12 +43,36 @@ suite_tests!(
     repeated_runs_and_idle_pes,
     stress_mixed_closures_and_jobs,
     a_future_outlives_its_run,
+    fork_join_in_jobs_reaches_every_worker,
+    join_and_futures_mixed_in_one_job,
 );
 
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and tasks_suite::TESTS in step.
-    assert_eq!(tasks_suite::TESTS.len(), 10);
+    assert_eq!(tasks_suite::TESTS.len(), 12);
+}
+
+/// The fork-join bodies again with 4 workers per PE (more thieves than cores here).
+#[test]
+fn fork_join_in_jobs_with_4_workers() {
+    let bodies = [
+        "fork_join_in_jobs_reaches_every_worker",
+        "join_and_futures_mixed_in_one_job",
+    ]
+    .map(|name| {
+        tasks_suite::TESTS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .expect("listed in tasks_suite::TESTS")
+    });
+    for &(name, body) in bodies {
+        for pes in [1, 2] {
+            if let Err(e) = World::builder().pes(pes).workers(4).run(body) {
+                panic!("{name} on {pes} PEs x 4 workers: {e}");
+            }
+        }
+    }
 }
 
 #[test]

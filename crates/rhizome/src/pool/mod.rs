@@ -12,6 +12,9 @@
 //! threads at all. Background workers spin while a job runs (like Lace) and sleep when
 //! the pool has been idle for a moment.
 //!
+//! A PE has one pool ([`Ctx::pool`](crate::Ctx::pool)); the futures scheduler of
+//! [`crate::tasks`] runs its workers on its threads through the hooks of `idle.rs`.
+//!
 //! ```
 //! use rhizome::pool::{Pool, Worker};
 //! fn fib(w: &Worker, n: u64) -> u64 {
@@ -24,11 +27,16 @@
 //! ```
 
 mod deque;
+mod idle;
 mod job;
 
+pub(crate) use idle::set_helper;
+
+use crate::backoff::Backoff;
+use crate::rng::XorShift64;
 use deque::{COMPLETED, Deque, Owner, THIEF_BASE};
 use job::StackJob;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -53,6 +61,8 @@ struct Shared {
     sleep: Mutex<()>,
     wake: Condvar,
     run_lock: Mutex<()>,
+    /// The idle hook of the current run, if it has one.
+    idle: idle::HookSlot,
 }
 
 /// A set of worker threads that run fork-join jobs.
@@ -68,7 +78,7 @@ pub struct Worker {
     /// chase pointers.
     owner: Owner,
     index: usize,
-    rng: Cell<u64>,
+    rng: RefCell<XorShift64>,
 }
 
 thread_local! {
@@ -90,6 +100,7 @@ impl Pool {
             sleep: Mutex::new(()),
             wake: Condvar::new(),
             run_lock: Mutex::new(()),
+            idle: idle::HookSlot::default(),
         });
         let threads = (0..workers - 1)
             .map(|i| {
@@ -120,6 +131,13 @@ impl Pool {
     /// `f` inline on the current worker. A panic in `f` (or in any job it forks)
     /// propagates to the caller.
     pub fn run<R: Send>(&self, f: impl FnOnce(&Worker) -> R + Send) -> R {
+        self.run_serialised(|| (), f)
+    }
+
+    /// `run`, with `setup` called once the run owns the pool (not for an inline run); what
+    /// it returns is dropped when the run ends, before the next run may start.
+    /// `f` runs on the calling thread, so unlike `run` it need not be `Send`.
+    fn run_serialised<R, G>(&self, setup: impl FnOnce() -> G, f: impl FnOnce(&Worker) -> R) -> R {
         let current = CURRENT.with(|c| c.get());
         // SAFETY: CURRENT points at a live worker while that worker runs on this thread
         // (set and cleared around every use below and in `background_loop`).
@@ -133,6 +151,7 @@ impl Pool {
             .run_lock
             .lock()
             .unwrap_or_else(|e| e.into_inner());
+        let _setup = setup();
         self.shared.active.fetch_add(1, Ordering::SeqCst);
         // A sleeper registers (under the lock) before it checks `active`, so either it
         // sees the new job or we see it and wake it.
@@ -189,18 +208,11 @@ fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
     }
 }
 
-/// One round of waiting for work after `idle` fruitless rounds; returns the new count.
-/// Spins first (work usually appears within microseconds), then yields the core: when
-/// the machine has more runnable threads than cores, the thread we wait for may be the
-/// one that needs it.
-#[inline]
-fn backoff(idle: u32) -> u32 {
-    if idle < 256 {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
-    idle.saturating_add(1)
+/// How a worker waits for work: spins first (work usually appears within microseconds),
+/// then yields the core: when the machine has more runnable threads than cores, the thread
+/// we wait for may be the one that needs it.
+fn idle_backoff() -> Backoff {
+    Backoff::new(256)
 }
 
 impl Drop for Pool {
@@ -225,9 +237,7 @@ impl Worker {
             shared,
             owner,
             index,
-            rng: Cell::new(
-                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
-            ),
+            rng: RefCell::new(XorShift64::for_stream(index as u64)),
         }
     }
 
@@ -297,33 +307,29 @@ impl Worker {
     #[cold]
     fn wait_for_thief(&self) {
         let h = self.owner.begin_wait();
-        let mut idle = 0u32;
+        let mut backoff = idle_backoff();
         loop {
             let state = self.owner.thief_state(h);
             if state == COMPLETED {
                 break;
             }
             let stolen_back = state >= THIEF_BASE && self.steal_from(state - THIEF_BASE);
-            if stolen_back || self.steal_random() {
-                idle = 0;
+            if stolen_back || self.steal_random() || idle::help() {
+                backoff.reset();
             } else {
-                idle = backoff(idle);
+                backoff.snooze();
             }
         }
         self.owner.end_wait(h);
     }
 
-    fn steal_random(&self) -> bool {
+    /// Steals and runs the oldest shared task of a random PE-mate; false if it found none.
+    pub(crate) fn steal_random(&self) -> bool {
         let n = self.workers();
         if n < 2 {
             return false;
         }
-        let mut x = self.rng.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng.set(x);
-        let mut v = (x % (n as u64 - 1)) as usize;
+        let mut v = self.rng.borrow_mut().below(n - 1);
         if v >= self.index {
             v += 1;
         }
@@ -350,16 +356,19 @@ impl Worker {
         CURRENT.with(|c| c.set(&self));
         let shared = Arc::clone(&self.shared);
         let mut idle_since = Instant::now();
-        let mut idle = 0u32;
+        let mut backoff = idle_backoff();
         loop {
             if shared.shutdown.load(Ordering::Relaxed) {
                 break;
             }
             if shared.active.load(Ordering::Relaxed) > 0 {
+                // The hook first: a layer that has one wants every task of the run, the
+                // fork-join ones included, to run inside it (it has the waiting context).
+                self.run_idle_hook();
                 if self.steal_random() {
-                    idle = 0;
+                    backoff.reset();
                 } else {
-                    idle = backoff(idle);
+                    backoff.snooze();
                 }
                 idle_since = Instant::now();
                 continue;

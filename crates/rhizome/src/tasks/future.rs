@@ -1,9 +1,14 @@
-//! The shared state behind a [`Future`], and the `Future` handle itself.
+//! The shared state behind a [`Future`], the `Future` handle itself, and the table of
+//! futures whose values travel between PEs ([`Values`]).
 
-use super::{Shared, Stopped, current_shared, current_worker};
+use super::Stopped;
+use super::wire::Msg;
+use super::worker::{current_shared, current_worker};
+use crate::backoff::Backoff;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::any::Any;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
@@ -191,14 +196,9 @@ impl<T> Future<T> {
         match current_worker() {
             Some(w) => w.help_until(&*self.state),
             None => {
-                let mut spins = 0u32;
+                let mut backoff = Backoff::new(100);
                 while !self.state.is_ready() {
-                    spins += 1;
-                    if spins < 100 {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now();
-                    }
+                    backoff.snooze();
                 }
             }
         }
@@ -243,18 +243,85 @@ impl<T: Clone> std::future::Future for Future<T> {
     }
 }
 
-/// Registers PE `pe`'s slot `sub` for the value of an exported future.
-type Subscribe = Box<dyn Fn(&Shared, u32, u64) + Send + Sync>;
+/// Registers PE `pe`'s slot `sub` for the value of an exported future; the value leaves
+/// through the sender.
+type Subscribe = Box<dyn Fn(&Outbox, u32, u64) + Send + Sync>;
+type Outbox = crossbeam_channel::Sender<(usize, Msg)>;
 
 /// What a PE keeps for a future it exported: the state, and how to subscribe to it.
-pub(super) struct Export {
+struct Export {
     any: Arc<dyn Any + Send + Sync>,
     subscribe: Subscribe,
 }
 
-impl Export {
-    pub(super) fn subscribe(&self, sh: &Shared, pe: u32, sub: u64) {
-        (self.subscribe)(sh, pe, sub)
+/// The futures of one PE whose values cross PEs: slots waiting for a `Value` message,
+/// futures this PE exported, and copies of other PEs' futures it imported.
+pub(super) struct Values {
+    /// Slot id to its fulfiller, and whether it is the result of a job this PE owns.
+    pending: Mutex<HashMap<u64, (Fulfiller, bool)>>,
+    exports: Mutex<HashMap<u64, Export>>,
+    imports: Mutex<HashMap<(u32, u64), Arc<dyn Any + Send + Sync>>>,
+    next_id: AtomicU64,
+}
+
+impl Values {
+    pub(super) fn new() -> Values {
+        Values {
+            pending: Mutex::new(HashMap::new()),
+            exports: Mutex::new(HashMap::new()),
+            imports: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Registers a slot for a value that arrives in a `Value` message; `task` says the
+    /// value is the result of a job this PE owns (it completes the job for termination).
+    pub(super) fn add_pending(&self, f: Fulfiller, task: bool) -> u64 {
+        let id = self.next_id();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, (f, task));
+        id
+    }
+
+    /// Fills slot `id` of PE `pe` (this one); true if it completes a job this PE owns.
+    pub(super) fn receive(&self, pe: usize, id: u64, bytes: &[u8]) -> bool {
+        let entry = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+        let Some((f, task)) = entry else {
+            panic!("rhizome: PE {pe} received a value for an unknown future")
+        };
+        f(bytes);
+        task
+    }
+
+    /// PE `pe` wants the value of exported future `id` in its slot `sub`.
+    pub(super) fn subscribe(&self, out: &Outbox, id: u64, pe: u32, sub: u64) {
+        let exports = self.exports.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(e) = exports.get(&id) else {
+            panic!("rhizome: PE {pe} asked for an unknown exported future")
+        };
+        (e.subscribe)(out, pe, sub);
+    }
+
+    /// Forgets the exported and imported futures at the end of a run.
+    pub(super) fn clear(&self) {
+        self.exports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.imports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }
 
@@ -301,9 +368,10 @@ impl<T: Serialize + DeserializeOwned + Send + 'static> Serialize for Future<T> {
                         "rhizome: a Future can only be serialized inside Tasks::run",
                     )
                 })?;
-                let id = *self.state.export_id.get_or_init(|| sh.next_id());
+                let id = *self.state.export_id.get_or_init(|| sh.values.next_id());
                 // (Re-)register: the table is cleared at the end of every run.
-                sh.exports
+                sh.values
+                    .exports
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .entry(id)
@@ -311,12 +379,12 @@ impl<T: Serialize + DeserializeOwned + Send + 'static> Serialize for Future<T> {
                         let st = Arc::clone(&self.state);
                         let any: Arc<dyn Any + Send + Sync> = st.clone();
                         let subscribe: Subscribe =
-                            Box::new(move |sh: &Shared, pe: u32, sub: u64| {
-                                let out = sh.outbox_sender();
+                            Box::new(move |out: &Outbox, pe: u32, sub: u64| {
+                                let out = out.clone();
                                 st.on_ready(Box::new(move |r| {
                                     let _ = out.send((
                                         pe as usize,
-                                        super::Msg::Value {
+                                        Msg::Value {
                                             id: sub,
                                             bytes: encode_result(r),
                                         },
@@ -341,6 +409,7 @@ impl<'de, T: Serialize + DeserializeOwned + Send + 'static> Deserialize<'de> for
         let wrong = || serde::de::Error::custom("rhizome: a Future was decoded as the wrong type");
         if pe as usize == sh.pe {
             let any = sh
+                .values
                 .exports
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -352,7 +421,7 @@ impl<'de, T: Serialize + DeserializeOwned + Send + 'static> Deserialize<'de> for
                 .map(Future::from_state)
                 .map_err(|_| wrong());
         }
-        let mut imports = sh.imports.lock().unwrap_or_else(|e| e.into_inner());
+        let mut imports = sh.values.imports.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(any) = imports.get(&(pe, id)) {
             return Arc::clone(any)
                 .downcast::<State<T>>()
@@ -365,15 +434,17 @@ impl<'de, T: Serialize + DeserializeOwned + Send + 'static> Deserialize<'de> for
             .store(REMOTE_THIEF + pe as u64, Ordering::Relaxed);
         imports.insert((pe, id), state.clone());
         drop(imports);
-        let sub = sh.add_pending(remote_fulfiller(Arc::clone(&state)), false);
-        let _ = sh.outbox_sender().send((
+        let sub = sh
+            .values
+            .add_pending(remote_fulfiller(Arc::clone(&state)), false);
+        sh.outbox.post(
             pe as usize,
-            super::Msg::Subscribe {
+            Msg::Subscribe {
                 id,
                 pe: sh.pe as u32,
                 sub,
             },
-        ));
+        );
         Ok(Future::from_state(state))
     }
 }

@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub mod fork_join;
+
 /// A named test body.
 pub type Test = (&'static str, fn(&Ctx));
 
@@ -41,6 +43,14 @@ pub const TESTS: &[Test] = &[
         stress_mixed_closures_and_jobs,
     ),
     ("a_future_outlives_its_run", a_future_outlives_its_run),
+    (
+        "fork_join_in_jobs_reaches_every_worker",
+        fork_join::fork_join_in_jobs_reaches_every_worker,
+    ),
+    (
+        "join_and_futures_mixed_in_one_job",
+        fork_join::join_and_futures_mixed_in_one_job,
+    ),
 ];
 
 /// A scheduler for this PE with every job type of the suite registered.
