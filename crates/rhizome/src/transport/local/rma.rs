@@ -55,20 +55,6 @@ impl LocalTransport {
     }
 }
 
-#[inline]
-fn apply(word: &AtomicU64, op: AtomicOp) -> u64 {
-    match op {
-        AtomicOp::Load => word.load(Ordering::SeqCst),
-        AtomicOp::Store(v) | AtomicOp::Swap(v) => word.swap(v, Ordering::SeqCst),
-        AtomicOp::FetchAdd(v) => word.fetch_add(v, Ordering::SeqCst),
-        AtomicOp::CompareExchange { current, new } => {
-            match word.compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(v) | Err(v) => v,
-            }
-        }
-    }
-}
-
 impl Rma for LocalTransport {
     fn alloc_segment(&self, bytes: usize) -> Result<SegmentId, TransportError> {
         let id = self.next_segment.fetch_add(1, Ordering::Relaxed);
@@ -111,18 +97,7 @@ impl Rma for LocalTransport {
         dst: &mut [u8],
     ) -> Result<(), TransportError> {
         let mem = self.locate(pe, segment, offset, dst.len())?;
-        // SAFETY: `locate` checked `offset + dst.len()` against the segment length, which
-        // is at most the byte size of `mem`; `dst` is an exclusive borrow so the ranges do
-        // not overlap. Concurrent writes to the same bytes are a documented program race
-        // (as in OpenSHMEM); they cannot tear anything beyond the bytes involved.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (mem.as_ptr() as *const u8).add(offset),
-                dst.as_mut_ptr(),
-                dst.len(),
-            );
-        }
-        std::sync::atomic::fence(Ordering::Acquire);
+        crate::transport::read_bytes(mem, offset, dst);
         Ok(())
     }
 
@@ -135,17 +110,7 @@ impl Rma for LocalTransport {
         src: &[u8],
     ) -> Result<(), TransportError> {
         let mem = self.locate(pe, segment, offset, src.len())?;
-        std::sync::atomic::fence(Ordering::Release);
-        // SAFETY: bounds checked by `locate`; the segment is interior-mutable memory
-        // (`AtomicU64`s), so writing through a shared reference is allowed; racing
-        // accesses to the same bytes are a documented program error.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                src.as_ptr(),
-                (mem.as_ptr() as *mut u8).add(offset),
-                src.len(),
-            );
-        }
+        crate::transport::write_bytes(mem, offset, src);
         Ok(())
     }
 
@@ -185,7 +150,7 @@ impl Rma for LocalTransport {
         offset: usize,
         op: AtomicOp,
     ) -> Result<u64, TransportError> {
-        Ok(apply(self.word(pe, segment, offset)?, op))
+        Ok(op.apply_to(self.word(pe, segment, offset)?))
     }
 
     #[inline]

@@ -143,6 +143,10 @@ impl Messages for MpiTransport {
     }
 
     fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        // Workers poll here when idle: they answer one-sided requests too (message mode).
+        if let Some(m) = &self.msg {
+            m.serve();
+        }
         let mut l = self.mpi();
         if !l.sends.is_empty() {
             Self::reap_sends(&mut l)?;

@@ -192,6 +192,9 @@ impl MpiTransport {
     /// `quiet` that finds a mark already cleared by another thread's `quiet` waits until
     /// that thread's flush has completed.
     pub(super) fn flush_pending(&self, l: &mut Guard<'_>) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            return m.quiet();
+        }
         let n = self.next_segment.load(Ordering::Acquire) as usize;
         for seg in self.segments[..n.min(MAX_SEGMENTS)]
             .iter()
@@ -227,6 +230,13 @@ impl Rma for MpiTransport {
                 "segment {id}: PE {} asked for {bytes} bytes, but the PEs asked for {min} to {max}",
                 self.rank
             )));
+        }
+        if let Some(m) = &self.msg {
+            m.alloc(id, bytes);
+            self.next_segment.store(id + 1, Ordering::Release);
+            // Nobody sends a request for the block before every rank has made its own.
+            self.barrier()?;
+            return Ok(id);
         }
         let alloc = bytes.max(8);
         let mut base: *mut u8 = std::ptr::null_mut();
@@ -279,6 +289,9 @@ impl Rma for MpiTransport {
     }
 
     fn segment_len(&self, segment: SegmentId) -> Option<usize> {
+        if let Some(m) = &self.msg {
+            return m.segment_len(segment);
+        }
         self.segments
             .get(segment as usize)
             .and_then(|s| s.get())
@@ -294,6 +307,10 @@ impl Rma for MpiTransport {
         dst: &mut [u8],
     ) -> Result<(), TransportError> {
         let (ptr, len) = (dst.as_mut_ptr(), dst.len());
+        if let Some(m) = &self.msg {
+            // SAFETY: `dst` is borrowed until the blocking get has completed.
+            return unsafe { m.get(&self.lock, pe, segment, offset, ptr, len, true) };
+        }
         // SAFETY: `dst` is valid for its length and borrowed until `transfer` has flushed
         // the get; the range was checked by `locate`; lock held or MPI thread-safe.
         self.transfer(pe, segment, offset, len, true, |seg| unsafe {
@@ -309,6 +326,9 @@ impl Rma for MpiTransport {
         offset: usize,
         src: &[u8],
     ) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            return m.put(&self.lock, pe, segment, offset, src, true);
+        }
         // SAFETY: `src` is valid for its length until `transfer` has flushed the put;
         // range checked by `locate`; lock held or MPI thread-safe.
         self.transfer(pe, segment, offset, src.len(), true, |seg| unsafe {
@@ -325,6 +345,10 @@ impl Rma for MpiTransport {
         dst: *mut u8,
         len: usize,
     ) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            // SAFETY: the caller keeps `dst` valid and untouched until `quiet`.
+            return unsafe { m.get(&self.lock, pe, segment, offset, dst, len, false) };
+        }
         // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
         // this window (`transfer` marks it pending); range checked; lock held or MPI
         // thread-safe.
@@ -342,6 +366,11 @@ impl Rma for MpiTransport {
         src: *const u8,
         len: usize,
     ) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            // SAFETY: the caller keeps `src` valid for `len` bytes (copied at once).
+            let src = unsafe { std::slice::from_raw_parts(src, len) };
+            return m.put(&self.lock, pe, segment, offset, src, false);
+        }
         // SAFETY: as in `get_nbi`, with `src` unchanged until `quiet`.
         self.transfer(pe, segment, offset, len, false, |seg| unsafe {
             issue_put(seg, pe, offset, src, len)
@@ -356,6 +385,12 @@ impl Rma for MpiTransport {
         offset: usize,
         op: AtomicOp,
     ) -> Result<u64, TransportError> {
+        if let Some(m) = &self.msg {
+            let mut result = 0u64;
+            // SAFETY: `result` lives until the blocking atomic has completed.
+            unsafe { m.atomic(&self.lock, pe, segment, offset, op, &mut result, true)? };
+            return Ok(result);
+        }
         let seg = self.word(pe, segment, offset)?;
         let mut origin = [0u64; 2];
         let mut result = 0u64;
@@ -376,6 +411,10 @@ impl Rma for MpiTransport {
         op: AtomicOp,
         result: *mut u64,
     ) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            // SAFETY: the caller keeps `result` valid and untouched until `quiet`.
+            return unsafe { m.atomic(&self.lock, pe, segment, offset, op, result, false) };
+        }
         let seg = self.word(pe, segment, offset)?;
         let mut l = self.mpi();
         // The standard lets MPI read the origin values until the operation completes, so
