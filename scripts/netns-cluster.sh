@@ -110,7 +110,8 @@ check_links() {
       err=$(ip netns exec "$(host_ns "$i")" timeout 2 bash -c \
         "exec 3<>/dev/tcp/$(host_ip "$j")/9" 2>&1 || true)
       [[ $err == *refused* ]] || {
-        echo "netns-cluster: host $(host_ns "$i") cannot reach $(host_ns "$j") ($(host_ip "$j")): ${err##*: }" >&2
+        err=${err##*: }
+        echo "netns-cluster: host $(host_ns "$i") cannot reach $(host_ns "$j") ($(host_ip "$j")): ${err:-no answer within 2 s}" >&2
         exit 3
       }
     done

@@ -36,7 +36,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const REQUEST: c_int = 11;
 const REPLY: c_int = 12;
@@ -83,6 +83,8 @@ pub(super) struct MsgRma {
     /// Non-blocking operations awaiting the next `quiet`.
     pending: Mutex<Vec<InFlight>>,
     thread: Option<JoinHandle<()>>,
+    /// How long a wait for another rank may last before the run ends (`None`: forever).
+    patience: Option<Duration>,
 }
 
 impl MsgRma {
@@ -94,6 +96,7 @@ impl MsgRma {
         size: usize,
         max_segments: usize,
     ) -> Result<MsgRma, TransportError> {
+        let patience = patience()?;
         let mut dup = ffi::MPI_Comm(std::ptr::null_mut());
         // SAFETY: `comm` is a valid communicator; collective over it, before any thread
         // of this transport exists.
@@ -121,6 +124,7 @@ impl MsgRma {
             size,
             pending: Mutex::new(Vec::new()),
             thread: Some(thread),
+            patience,
         })
     }
 
@@ -347,7 +351,8 @@ impl MsgRma {
         }
         let n = reqs.len() as c_int;
         let mut backoff = Backoff::new(64);
-        loop {
+        let since = Instant::now();
+        for round in 0u64.. {
             let mut done: c_int = 0;
             // SAFETY: active (or completed, then null) requests owned by the caller; MPI
             // is thread-safe.
@@ -368,6 +373,27 @@ impl MsgRma {
             } else {
                 backoff.snooze();
             }
+            if round % 1024 == 1023 {
+                self.check_patience(since, "a one-sided operation");
+            }
+        }
+        unreachable!("the loop above ends by returning")
+    }
+
+    /// Ends the run (one line, `MPI_Abort`) if a wait for `what` that began at `since`
+    /// has lasted longer than `RHIZOME_MPI_TIMEOUT`: over a network, a rank that never
+    /// answers is most likely behind a dead link, and waiting longer would be a hang.
+    pub(super) fn check_patience(&self, since: Instant, what: &str) {
+        if let Some(limit) = self.patience
+            && since.elapsed() > limit
+        {
+            let secs = limit.as_secs();
+            fatal(
+                self.shared.rank,
+                &format!(
+                    "no answer from another rank for {secs} s while waiting for {what} (is the network between the ranks down? RHIZOME_MPI_TIMEOUT sets the limit)"
+                ),
+            );
         }
     }
 
@@ -384,6 +410,20 @@ impl MsgRma {
         // SAFETY: as above.
         unsafe { ffi::MPI_Comm_free(&mut comm.0) };
     }
+}
+
+/// `RHIZOME_MPI_TIMEOUT`: seconds a wait for another rank may last, 0 for no limit;
+/// 120 by default.
+fn patience() -> Result<Option<Duration>, TransportError> {
+    let secs = match std::env::var("RHIZOME_MPI_TIMEOUT") {
+        Err(_) => 120,
+        Ok(v) => v.trim().parse::<u64>().map_err(|_| {
+            TransportError::Other(format!(
+                "RHIZOME_MPI_TIMEOUT={v:?} is not a whole number of seconds"
+            ))
+        })?,
+    };
+    Ok((secs > 0).then(|| Duration::from_secs(secs)))
 }
 
 /// The header of an atomic.
@@ -440,7 +480,7 @@ impl Server {
             match serve_one(self.comm, &self.blocks) {
                 Ok(true) => any = true,
                 Ok(false) => break,
-                Err(e) => fatal(self.rank, &e.to_string()),
+                Err(e) => fatal(self.rank, &format!("one-sided server: {e}")),
             }
         }
         self.serving.store(false, Ordering::Release);
@@ -545,7 +585,9 @@ fn parse(buf: &[u8]) -> Option<([u64; 5], &[u8])> {
 
 /// A server thread that cannot go on ends the run: one line, then `MPI_Abort`.
 fn fatal(rank: usize, reason: &str) -> ! {
-    eprintln!("rhizome: run aborted on rank {rank}: one-sided server: {reason}");
+    // One write for the whole line, so that mpirun does not interleave other output.
+    let line = format!("rhizome: run aborted on rank {rank}: {reason}\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     // SAFETY: MPI_Abort ends every process of MPI_COMM_WORLD; it may be called from any
     // thread under MPI_THREAD_MULTIPLE.
     unsafe { ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 1) };
