@@ -381,9 +381,11 @@ impl MsgRma {
     }
 
     /// Ends the run (one line, `MPI_Abort`) if a wait for `what` that began at `since`
-    /// has lasted longer than `RHIZOME_MPI_TIMEOUT`: over a network, a rank that never
-    /// answers is most likely behind a dead link, and waiting longer would be a hang.
-    pub(super) fn check_patience(&self, since: Instant, what: &str) {
+    /// has lasted longer than `RHIZOME_MPI_TIMEOUT`. Only replies are timed: a target's
+    /// server answers whatever its PE computes, so a reply that does not come means a dead
+    /// rank or link, and waiting longer would be a hang (collectives are not timed: a
+    /// rank may compute for long before it joins one).
+    fn check_patience(&self, since: Instant, what: &str) {
         if let Some(limit) = self.patience
             && since.elapsed() > limit
         {
