@@ -97,7 +97,10 @@ pub(crate) fn check_word(
 /// a get from memory held as words (the local transport's segments, the message-carried
 /// one-sided operations of the `mpi` transport). The caller checked the bounds.
 pub(crate) fn read_bytes(mem: &[AtomicU64], offset: usize, dst: &mut [u8]) {
-    assert!(offset + dst.len() <= mem.len() * 8, "read_bytes out of bounds");
+    assert!(
+        offset + dst.len() <= mem.len() * 8,
+        "read_bytes out of bounds"
+    );
     // SAFETY: the range lies in `mem` (asserted above); `dst` is an exclusive borrow so
     // the ranges do not overlap. Concurrent writes to the same bytes are a documented
     // program race (as in OpenSHMEM); they cannot tear anything beyond the bytes involved.
@@ -114,7 +117,10 @@ pub(crate) fn read_bytes(mem: &[AtomicU64], offset: usize, dst: &mut [u8]) {
 /// A release fence, then copies `src` to byte `offset` of `mem`: the put of
 /// [`read_bytes`]. The caller checked the bounds.
 pub(crate) fn write_bytes(mem: &[AtomicU64], offset: usize, src: &[u8]) {
-    assert!(offset + src.len() <= mem.len() * 8, "write_bytes out of bounds");
+    assert!(
+        offset + src.len() <= mem.len() * 8,
+        "write_bytes out of bounds"
+    );
     std::sync::atomic::fence(Ordering::Release);
     // SAFETY: the range lies in `mem` (asserted above), which is interior-mutable memory
     // (`AtomicU64`s), so writing through a shared reference is allowed; racing accesses to

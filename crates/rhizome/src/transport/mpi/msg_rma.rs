@@ -357,12 +357,7 @@ impl MsgRma {
             // SAFETY: active (or completed, then null) requests owned by the caller; MPI
             // is thread-safe.
             let rc = unsafe {
-                ffi::MPI_Testall(
-                    n,
-                    reqs.as_mut_ptr(),
-                    &mut done,
-                    ffi::RSMPI_STATUSES_IGNORE,
-                )
+                ffi::MPI_Testall(n, reqs.as_mut_ptr(), &mut done, ffi::RSMPI_STATUSES_IGNORE)
             };
             check(rc, || "one-sided operation over messages".into())?;
             if done != 0 {
@@ -449,10 +444,7 @@ fn apply(block: &[AtomicU64], header: [u64; 5], payload: &[u8], out: &mut [u8]) 
         LOAD => AtomicOp::Load,
         SWAP => AtomicOp::Swap(a),
         FETCH_ADD => AtomicOp::FetchAdd(a),
-        _ => AtomicOp::CompareExchange {
-            current: a,
-            new: b,
-        },
+        _ => AtomicOp::CompareExchange { current: a, new: b },
     };
     let prev = op.apply_to(&block[offset / 8]);
     out.copy_from_slice(&prev.to_le_bytes());
@@ -571,7 +563,9 @@ fn serve_one(comm: H<ffi::MPI_Comm>, blocks: &Blocks) -> Result<bool, TransportE
             comm.0,
         )
     };
-    check(rc, || format!("MPI_Send (one-sided reply to rank {source})"))?;
+    check(rc, || {
+        format!("MPI_Send (one-sided reply to rank {source})")
+    })?;
     Ok(true)
 }
 
@@ -627,11 +621,20 @@ mod tests {
         let block: Box<[AtomicU64]> = (0..4).map(|_| AtomicU64::new(0)).collect();
         let mut out = [0u8; 8];
         apply(&block, [PUT, 0, 8, 0, 0], &5u64.to_le_bytes(), &mut []);
-        apply(&block, atomic_header(0, 8, AtomicOp::FetchAdd(2)), &[], &mut out);
+        apply(
+            &block,
+            atomic_header(0, 8, AtomicOp::FetchAdd(2)),
+            &[],
+            &mut out,
+        );
         assert_eq!(u64::from_le_bytes(out), 5);
         let cas = AtomicOp::CompareExchange { current: 7, new: 9 };
         apply(&block, atomic_header(0, 8, cas), &[], &mut out);
-        assert_eq!(u64::from_le_bytes(out), 7, "the exchange saw 7 and stored 9");
+        assert_eq!(
+            u64::from_le_bytes(out),
+            7,
+            "the exchange saw 7 and stored 9"
+        );
         apply(&block, [GET, 0, 8, 8, 0], &[], &mut out);
         assert_eq!(u64::from_le_bytes(out), 9);
     }
