@@ -28,43 +28,22 @@
 //!   requests (and the request bytes MPI still reads) until the next `quiet`, so round
 //!   trips overlap as with windows.
 
+//!
+//! `server` has the protocol's constants, the serving of requests and the end of a run by
+//! a server that cannot go on; this file has the origin side.
+
+mod server;
+
 use super::raw::{H, byte_type, check};
 use crate::backoff::Backoff;
 use crate::transport::{AtomicOp, SegmentId, TransportError};
 use ::mpi::ffi;
+use server::{GET, HEADER, PUT, REPLY, REQUEST, Server, apply, atomic_header, fatal};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-const REQUEST: c_int = 11;
-const REPLY: c_int = 12;
-/// Bytes of a request header: kind, segment, offset, two operands.
-const HEADER: usize = 5 * 8;
-
-const GET: u64 = 0;
-const PUT: u64 = 1;
-const LOAD: u64 = 2;
-const SWAP: u64 = 3;
-const FETCH_ADD: u64 = 4;
-const COMPARE_EXCHANGE: u64 = 5;
-
-/// What the serving thread needs: the communicator, this rank, its blocks, and who serves.
-struct Server {
-    comm: H<ffi::MPI_Comm>,
-    rank: usize,
-    blocks: Blocks,
-    /// Held by the one thread answering requests: replies to one source leave in the
-    /// order of its requests only if one thread at a time answers.
-    serving: AtomicBool,
-    stop: AtomicBool,
-}
-
-/// A segment's length in bytes and this rank's block of it.
-type Block = (usize, Box<[AtomicU64]>);
-/// The blocks of this rank, one per segment, shared with the server thread.
-type Blocks = Arc<[OnceLock<Block>]>;
 
 /// A request in flight: its send, the receive of its reply, and the request bytes that
 /// MPI reads until the send completes.
@@ -75,6 +54,16 @@ struct InFlight {
 // SAFETY: MPI requests are handles valid in every thread (MPI_THREAD_MULTIPLE is required
 // for this mode); the bytes are owned.
 unsafe impl Send for InFlight {}
+
+/// One operation on `pe`: its header and payload, and where its reply goes.
+#[derive(Clone, Copy)]
+struct Request<'a> {
+    pe: usize,
+    header: [u64; 5],
+    payload: &'a [u8],
+    reply: *mut u8,
+    reply_len: usize,
+}
 
 /// The one-sided operations of a transport in message mode. See the module docs.
 pub(super) struct MsgRma {
@@ -175,8 +164,15 @@ impl MsgRma {
     ) -> Result<(), TransportError> {
         self.check(pe, segment, offset, len, false)?;
         let header = [GET, segment as u64, offset as u64, len as u64, 0];
+        let req = Request {
+            pe,
+            header,
+            payload: &[],
+            reply: dst,
+            reply_len: len,
+        };
         // SAFETY: forwarded from the caller.
-        unsafe { self.op(pe, header, &[], dst, len, blocking, lock) }
+        unsafe { self.op(req, blocking, lock) }
     }
 
     /// A put of `src` (copied before this returns), complete now or at the next `quiet`.
@@ -191,8 +187,15 @@ impl MsgRma {
     ) -> Result<(), TransportError> {
         self.check(pe, segment, offset, src.len(), false)?;
         let header = [PUT, segment as u64, offset as u64, 0, 0];
+        let req = Request {
+            pe,
+            header,
+            payload: src,
+            reply: std::ptr::null_mut(),
+            reply_len: 0,
+        };
         // SAFETY: a put's reply is empty: nothing is written through the null pointer.
-        unsafe { self.op(pe, header, src, std::ptr::null_mut(), 0, blocking, lock) }
+        unsafe { self.op(req, blocking, lock) }
     }
 
     /// An atomic whose previous value goes to `result`, now or at the next `quiet`.
@@ -212,8 +215,15 @@ impl MsgRma {
     ) -> Result<(), TransportError> {
         self.check(pe, segment, offset, 8, true)?;
         let header = atomic_header(segment, offset, op);
+        let req = Request {
+            pe,
+            header,
+            payload: &[],
+            reply: result.cast(),
+            reply_len: 8,
+        };
         // SAFETY: forwarded from the caller; `result` holds the reply's 8 bytes.
-        unsafe { self.op(pe, header, &[], result.cast(), 8, blocking, lock) }
+        unsafe { self.op(req, blocking, lock) }
     }
 
     fn block(&self, segment: SegmentId) -> &[AtomicU64] {
@@ -230,13 +240,16 @@ impl MsgRma {
     /// complete.
     unsafe fn issue(
         &self,
-        pe: usize,
-        header: [u64; 5],
-        payload: &[u8],
-        reply: *mut u8,
-        reply_len: usize,
+        req: &Request<'_>,
         lock: &super::MpiLock,
     ) -> Result<InFlight, TransportError> {
+        let Request {
+            pe,
+            header,
+            payload,
+            reply,
+            reply_len,
+        } = *req;
         let mut bytes = Vec::with_capacity(HEADER + payload.len());
         for w in header {
             bytes.extend_from_slice(&w.to_le_bytes());
@@ -252,34 +265,16 @@ impl MsgRma {
         let mut reqs = [ffi::MPI_Request(std::ptr::null_mut()); 2];
         // The lock orders this rank's (receive, request) pairs: see "Matching".
         let _l = lock.lock();
+        let (comm, peer, b) = (self.shared.comm.0, pe as c_int, byte_type());
+        let (rbuf, sbuf) = (reply as *mut c_void, bytes.as_ptr() as *const c_void);
         // SAFETY: the caller keeps `reply` valid until completion; `bytes` moves into the
         // returned `InFlight`, which lives until both requests complete (its heap storage
         // does not move); the communicator is valid; MPI is thread-safe.
         unsafe {
-            check(
-                ffi::MPI_Irecv(
-                    reply as *mut c_void,
-                    r,
-                    byte_type(),
-                    pe as c_int,
-                    REPLY,
-                    self.shared.comm.0,
-                    &mut reqs[1],
-                ),
-                || format!("MPI_Irecv (one-sided reply from PE {pe})"),
-            )?;
-            check(
-                ffi::MPI_Isend(
-                    bytes.as_ptr() as *const c_void,
-                    n,
-                    byte_type(),
-                    pe as c_int,
-                    REQUEST,
-                    self.shared.comm.0,
-                    &mut reqs[0],
-                ),
-                || format!("MPI_Isend (one-sided request to PE {pe})"),
-            )?;
+            let rc = ffi::MPI_Irecv(rbuf, r, b, peer, REPLY, comm, &mut reqs[1]);
+            check(rc, || format!("MPI_Irecv (one-sided reply from PE {pe})"))?;
+            let rc = ffi::MPI_Isend(sbuf, n, b, peer, REQUEST, comm, &mut reqs[0]);
+            check(rc, || format!("MPI_Isend (one-sided request to PE {pe})"))?;
         }
         Ok(InFlight {
             reqs,
@@ -293,30 +288,25 @@ impl MsgRma {
     /// # Safety
     /// `reply` as in [`issue`](Self::issue); for a non-blocking operation it must stay
     /// valid until `quiet` returns.
-    #[allow(clippy::too_many_arguments, reason = "one request's parts")]
     unsafe fn op(
         &self,
-        pe: usize,
-        header: [u64; 5],
-        payload: &[u8],
-        reply: *mut u8,
-        reply_len: usize,
+        req: Request<'_>,
         blocking: bool,
         lock: &super::MpiLock,
     ) -> Result<(), TransportError> {
-        if pe == self.shared.rank {
-            let block = self.block(header[1] as SegmentId);
-            let out: &mut [u8] = if reply_len == 0 {
+        if req.pe == self.shared.rank {
+            let block = self.block(req.header[1] as SegmentId);
+            let out: &mut [u8] = if req.reply_len == 0 {
                 &mut []
             } else {
                 // SAFETY: the caller keeps `reply` valid for `reply_len` bytes.
-                unsafe { std::slice::from_raw_parts_mut(reply, reply_len) }
+                unsafe { std::slice::from_raw_parts_mut(req.reply, req.reply_len) }
             };
-            apply(block, header, payload, out);
+            apply(block, req.header, req.payload, out);
             return Ok(());
         }
         // SAFETY: forwarded from the caller.
-        let mut op = unsafe { self.issue(pe, header, payload, reply, reply_len, lock)? };
+        let mut op = unsafe { self.issue(&req, lock)? };
         if blocking {
             self.wait_all(&mut op.reqs)
         } else {
@@ -421,221 +411,4 @@ fn patience() -> Result<Option<Duration>, TransportError> {
         })?,
     };
     Ok((secs > 0).then(|| Duration::from_secs(secs)))
-}
-
-/// The header of an atomic.
-fn atomic_header(segment: SegmentId, offset: usize, op: AtomicOp) -> [u64; 5] {
-    let (kind, a, b) = match op {
-        AtomicOp::Load => (LOAD, 0, 0),
-        AtomicOp::Store(v) | AtomicOp::Swap(v) => (SWAP, v, 0),
-        AtomicOp::FetchAdd(v) => (FETCH_ADD, v, 0),
-        AtomicOp::CompareExchange { current, new } => (COMPARE_EXCHANGE, current, new),
-    };
-    [kind, segment as u64, offset as u64, a, b]
-}
-
-/// Applies a request to this rank's `block`, writing the reply into `out`.
-fn apply(block: &[AtomicU64], header: [u64; 5], payload: &[u8], out: &mut [u8]) {
-    let [kind, _, offset, a, b] = header;
-    let offset = offset as usize;
-    let op = match kind {
-        GET => return crate::transport::read_bytes(block, offset, out),
-        PUT => return crate::transport::write_bytes(block, offset, payload),
-        LOAD => AtomicOp::Load,
-        SWAP => AtomicOp::Swap(a),
-        FETCH_ADD => AtomicOp::FetchAdd(a),
-        _ => AtomicOp::CompareExchange { current: a, new: b },
-    };
-    let prev = op.apply_to(&block[offset / 8]);
-    out.copy_from_slice(&prev.to_le_bytes());
-}
-
-impl Server {
-    /// The server thread: answers requests until `stop`, napping when none came for a
-    /// while.
-    fn run(&self) {
-        let mut backoff = Backoff::with_nap(64, 4096, Duration::from_micros(20));
-        while !self.stop.load(Ordering::Acquire) {
-            if self.serve() {
-                backoff.reset();
-            } else {
-                backoff.snooze();
-            }
-        }
-    }
-
-    /// See [`MsgRma::serve`].
-    fn serve(&self) -> bool {
-        if self.serving.swap(true, Ordering::Acquire) {
-            return false;
-        }
-        let mut any = false;
-        loop {
-            match serve_one(self.comm, &self.blocks) {
-                Ok(true) => any = true,
-                Ok(false) => break,
-                Err(e) => fatal(self.rank, &format!("one-sided server: {e}")),
-            }
-        }
-        self.serving.store(false, Ordering::Release);
-        any
-    }
-}
-
-/// Receives and answers one request if one has arrived.
-fn serve_one(comm: H<ffi::MPI_Comm>, blocks: &Blocks) -> Result<bool, TransportError> {
-    let (mut flag, mut count): (c_int, c_int) = (0, 0);
-    let mut msg = ffi::MPI_Message(std::ptr::null_mut());
-    // SAFETY: MPI_Status is plain data that MPI fills in.
-    let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-    // SAFETY: valid out-pointers and communicator; MPI is thread-safe.
-    unsafe {
-        let rc = ffi::MPI_Improbe(
-            ffi::RSMPI_ANY_SOURCE,
-            REQUEST,
-            comm.0,
-            &mut flag,
-            &mut msg,
-            &mut status,
-        );
-        check(rc, || "MPI_Improbe (one-sided requests)".into())?;
-        if flag == 0 {
-            return Ok(false);
-        }
-        check(ffi::MPI_Get_count(&status, byte_type(), &mut count), || {
-            "MPI_Get_count".into()
-        })?;
-    }
-    let count = count.max(0) as usize;
-    let mut buf: Vec<u8> = Vec::with_capacity(count);
-    // SAFETY: `buf` has room for the `count` bytes of the probed message, which MPI_Mrecv
-    // writes before `set_len` exposes them.
-    unsafe {
-        check(
-            ffi::MPI_Mrecv(
-                buf.as_mut_ptr() as *mut c_void,
-                count as c_int,
-                byte_type(),
-                &mut msg,
-                ffi::RSMPI_STATUS_IGNORE,
-            ),
-            || "MPI_Mrecv (one-sided request)".into(),
-        )?;
-        buf.set_len(count);
-    }
-    let source = status.MPI_SOURCE;
-    let (header, payload) = parse(&buf).ok_or_else(|| {
-        TransportError::Other(format!("malformed one-sided request from rank {source}"))
-    })?;
-    let block = blocks
-        .get(header[1] as usize)
-        .and_then(|b| b.get())
-        .map(|b| &b.1)
-        .ok_or_else(|| {
-            TransportError::Other(format!(
-                "one-sided request from rank {source} for segment {} that does not exist here",
-                header[1]
-            ))
-        })?;
-    let reply_len = match header[0] {
-        GET => header[3] as usize,
-        PUT => 0,
-        _ => 8,
-    };
-    let end = header[2] as usize + reply_len.max(payload.len());
-    if end > block.len() * 8 || (header[0] > PUT && header[2] % 8 != 0) {
-        return Err(TransportError::Other(format!(
-            "one-sided request from rank {source} outside segment {}",
-            header[1]
-        )));
-    }
-    let mut reply = vec![0u8; reply_len];
-    apply(block, header, payload, &mut reply);
-    // SAFETY: `reply` holds `reply_len` bytes and outlives the blocking send; the
-    // origin posted the matching receive before sending the request.
-    let rc = unsafe {
-        ffi::MPI_Send(
-            reply.as_ptr() as *const c_void,
-            reply_len as c_int,
-            byte_type(),
-            source,
-            REPLY,
-            comm.0,
-        )
-    };
-    check(rc, || {
-        format!("MPI_Send (one-sided reply to rank {source})")
-    })?;
-    Ok(true)
-}
-
-/// Splits a request into its header and payload.
-fn parse(buf: &[u8]) -> Option<([u64; 5], &[u8])> {
-    let (head, payload) = buf.split_at_checked(HEADER)?;
-    let mut header = [0u64; 5];
-    for (w, b) in header.iter_mut().zip(head.chunks_exact(8)) {
-        *w = u64::from_le_bytes(b.try_into().ok()?);
-    }
-    (header[0] <= COMPARE_EXCHANGE).then_some((header, payload))
-}
-
-/// A server thread that cannot go on ends the run: one line, then `MPI_Abort`.
-fn fatal(rank: usize, reason: &str) -> ! {
-    // One write for the whole line, so that mpirun does not interleave other output.
-    let line = format!("rhizome: run aborted on rank {rank}: {reason}\n");
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-    // SAFETY: MPI_Abort ends every process of MPI_COMM_WORLD; it may be called from any
-    // thread under MPI_THREAD_MULTIPLE.
-    unsafe { ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 1) };
-    std::process::exit(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn headers_round_trip_through_parse() {
-        let ops = [
-            AtomicOp::Load,
-            AtomicOp::Swap(7),
-            AtomicOp::FetchAdd(3),
-            AtomicOp::CompareExchange { current: 1, new: 2 },
-        ];
-        for op in ops {
-            let h = atomic_header(4, 16, op);
-            let mut bytes: Vec<u8> = h.iter().flat_map(|w| w.to_le_bytes()).collect();
-            bytes.extend_from_slice(b"xy");
-            let (back, payload) = parse(&bytes).expect("well-formed");
-            assert_eq!(back, h);
-            assert_eq!(payload, b"xy");
-        }
-        assert!(parse(&[0u8; HEADER - 1]).is_none(), "short header");
-        let mut bad = [0u8; HEADER];
-        bad[0] = 99;
-        assert!(parse(&bad).is_none(), "unknown kind");
-    }
-
-    #[test]
-    fn apply_matches_the_operations() {
-        let block: Box<[AtomicU64]> = (0..4).map(|_| AtomicU64::new(0)).collect();
-        let mut out = [0u8; 8];
-        apply(&block, [PUT, 0, 8, 0, 0], &5u64.to_le_bytes(), &mut []);
-        apply(
-            &block,
-            atomic_header(0, 8, AtomicOp::FetchAdd(2)),
-            &[],
-            &mut out,
-        );
-        assert_eq!(u64::from_le_bytes(out), 5);
-        let cas = AtomicOp::CompareExchange { current: 7, new: 9 };
-        apply(&block, atomic_header(0, 8, cas), &[], &mut out);
-        assert_eq!(
-            u64::from_le_bytes(out),
-            7,
-            "the exchange saw 7 and stored 9"
-        );
-        apply(&block, [GET, 0, 8, 8, 0], &[], &mut out);
-        assert_eq!(u64::from_le_bytes(out), 9);
-    }
 }
