@@ -4,9 +4,9 @@
 #
 # Usage (as root):
 #   scripts/netns-cluster.sh up N [--delay 50us]   make hosts rz-h1..rz-hN
-#   scripts/netns-cluster.sh run N [--delay D] [--osc C] -- PROGRAM [ARGS...]
+#   scripts/netns-cluster.sh run N [--delay D] [--rma R] [--timeout S] -- PROGRAM [ARGS...]
 #                                                   up, one rank per host, down
-#   scripts/netns-cluster.sh mpirun N [--osc C] -- PROGRAM [ARGS...]
+#   scripts/netns-cluster.sh mpirun N [--rma R] [--timeout S] -- PROGRAM [ARGS...]
 #                                                   one rank per host on hosts made by `up`
 #   scripts/netns-cluster.sh down                   remove the hosts
 #   scripts/netns-cluster.sh check                  exit 0 if namespaces can be made here
@@ -19,18 +19,22 @@
 #
 # mpirun runs in host 1 and reaches the others through an rsh agent (this script itself,
 # called as `netns-cluster.sh rsh HOST COMMAND`) that enters the host's namespaces instead
-# of using ssh. Open MPI is told to use TCP only: `btl tcp,self` for two-sided messages,
-# UCX with `UCX_TLS=tcp` for one-sided (RMA) operations (`--osc`, default ucx), and the
-# out-of-band channel on eth0. Shared-memory transports are off, so nothing crosses between
-# ranks except through the virtual ethernet.
+# of using ssh. Open MPI is told to use TCP only: `btl tcp,self` for two-sided messages
+# (no `vader`, no shared memory between ranks), the out-of-band channel on eth0, and
+# rhizome's one-sided operations as messages (`--rma messages`, the default: the ranks run
+# with RHIZOME_MPI_RMA=messages and make no RMA window). `--rma windows` uses MPI windows
+# with `osc ucx` and UCX_TLS=tcp instead, which is not reliable here (below).
+# Before mpirun starts, every host must reach every other over eth0 (a TCP connection
+# attempt answered by a refusal), else the script names the pair and exits 3: a dead link
+# is one line, not a hang. `--timeout S` ends a run that takes longer than S seconds
+# (mpirun --timeout), and a host whose daemon does not report within 20 s fails the start.
 #
-# State on this machine (Debian 12, Open MPI 4.1.4, kernel 6.18 without sch_netem):
-# - launching works: `mpirun 2 -- hostname` prints rz-h1 and rz-h2, and rhizome's SPMD
-#   suite passes its identity, put/get and atomics tests across the two hosts;
-# - one-sided operations over TCP are not yet reliable: with `--osc ucx` the multithreaded
-#   fetch-add stress test fails after minutes with UCX "Endpoint timeout" (RMA over TCP is
-#   emulated with active messages that need the target to progress); `--osc pt2pt` refuses
-#   MPI_THREAD_MULTIPLE; `--osc rdma` cannot create windows over `btl tcp`;
+# State on this machine (Debian 12, Open MPI 4.1.4, UCX 1.13, kernel 6.18 without sch_netem):
+# - with `--rma messages`, rhizome's SPMD and tasks suites pass on 2 and 4 hosts;
+# - with `--rma windows` (`osc ucx` over TCP), the SPMD suite's multithreaded fetch-add
+#   stress test stalls for minutes and fails with MPI_ERR_OTHER (UCX emulates atomics over
+#   TCP with messages that need the target to progress); `osc pt2pt` refuses
+#   MPI_THREAD_MULTIPLE; `osc rdma` cannot create windows over `btl tcp`;
 # - `--delay` needs the netem queueing discipline, which this kernel lacks; it says so.
 set -euo pipefail
 
@@ -91,11 +95,26 @@ cmd_up() {
         die "--delay: this kernel has no netem queueing discipline (tc qdisc ... netem failed)"
     fi
   done
-  # Every host must reach every other before MPI starts (when ping is installed).
-  command -v ping >/dev/null || return 0
-  for ((i = 2; i <= n; i++)); do
-    ip netns exec "$(host_ns 1)" ping -c 1 -W 2 "$(host_ip "$i")" >/dev/null ||
-      die "host 1 cannot reach host $i"
+}
+
+# Exits 3 naming the first pair of hosts that cannot reach each other. A connection
+# attempt to a closed port is refused at once by a reachable host; anything else (no
+# route, a timeout) means the link is down. Needs no ping.
+check_links() {
+  local n=$1 i j err
+  for ((i = 1; i <= n; i++)); do
+    ip netns list | grep -q "^$(host_ns "$i")\b" ||
+      { echo "netns-cluster: host $(host_ns "$i") does not exist (run: $0 up $n)" >&2; exit 3; }
+    for ((j = 1; j <= n; j++)); do
+      ((i == j)) && continue
+      err=$(ip netns exec "$(host_ns "$i")" timeout 2 bash -c \
+        "exec 3<>/dev/tcp/$(host_ip "$j")/9" 2>&1 || true)
+      [[ $err == *refused* ]] || {
+        err=${err##*: }
+        echo "netns-cluster: host $(host_ns "$i") cannot reach $(host_ns "$j") ($(host_ip "$j")): ${err:-no answer within 2 s}" >&2
+        exit 3
+      }
+    done
   done
 }
 
@@ -112,27 +131,38 @@ cmd_rsh() {
 
 cmd_mpirun() {
   need_root
-  local n=$1 osc=$2
-  shift 2
+  local n=$1 rma=$2 limit=$3
+  shift 3
+  check_links "$n"
+  local transport=() limit_args=()
+  [[ $limit =~ ^[0-9]+$ ]] || die "--timeout needs whole seconds, not '$limit'"
+  ((limit > 0)) && limit_args=(--timeout "$limit")
+  case $rma in
+    messages) transport=(-x RHIZOME_MPI_RMA=messages) ;;
+    windows) transport=(--mca osc ucx -x OMPI_MCA_osc=ucx -x RHIZOME_MPI_RMA=windows) ;;
+    *) die "--rma must be messages or windows, not '$rma'" ;;
+  esac
   local hosts="" i var
   for ((i = 1; i <= n; i++)); do hosts+="${hosts:+,}$(host_ip "$i"):1"; done
   # Rhizome's own settings travel to every rank, when set.
   local pass=()
-  for var in $(compgen -e | grep -E '^(RHIZOME_|RUST_)' || true); do pass+=(-x "$var"); done
+  for var in $(compgen -e | grep -E '^(RHIZOME_|RUST_)' | grep -v '^RHIZOME_MPI_RMA$' || true); do
+    pass+=(-x "$var")
+  done
   # Quoting survives `sh -c`: each argument is passed as a positional parameter.
   ip netns exec "$(host_ns 1)" unshare --uts sh -c 'hostname "$0"; exec "$@"' \
     "$(host_ns 1)" \
-    mpirun --allow-run-as-root -np "$n" --host "$hosts" \
-    --mca plm_rsh_agent "$SELF rsh" \
+    mpirun --allow-run-as-root -np "$n" --host "$hosts" "${limit_args[@]}" \
+    --mca plm_rsh_agent "$SELF rsh" --mca orte_startup_timeout 20000 \
     --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
-    --mca pml ob1 --mca osc "$osc" \
-    -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 -x "OMPI_MCA_osc=$osc" \
+    --mca pml ob1 "${transport[@]}" \
+    -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 \
     -x PATH "${pass[@]}" \
     "$@"
 }
 
 main() {
-  [[ $# -ge 1 ]] || { sed -n '2,14p' "$SELF"; exit 2; }
+  [[ $# -ge 1 ]] || { sed -n '2,12p' "$SELF"; exit 2; }
   local cmd=$1
   shift
   case $cmd in
@@ -141,12 +171,13 @@ main() {
     rsh) cmd_rsh "$@" ;;
     up | run | mpirun)
       [[ $# -ge 1 ]] || die "$cmd needs a host count"
-      local n=$1 delay="" osc=ucx
+      local n=$1 delay="" rma=messages limit=0
       shift
       while [[ $# -gt 0 && $1 != -- ]]; do
         case $1 in
           --delay) delay=${2:?--delay needs a value, e.g. 50us}; shift 2 ;;
-          --osc) osc=${2:?--osc needs a component, e.g. ucx}; shift 2 ;;
+          --rma) rma=${2:?--rma needs messages or windows}; shift 2 ;;
+          --timeout) limit=${2:?--timeout needs seconds}; shift 2 ;;
           *) die "unknown option $1" ;;
         esac
       done
@@ -155,17 +186,17 @@ main() {
         up) cmd_up "$n" "$delay" ;;
         mpirun)
           [[ $# -ge 1 ]] || die "mpirun needs a program after --"
-          cmd_mpirun "$n" "$osc" "$@"
+          cmd_mpirun "$n" "$rma" "$limit" "$@"
           ;;
         run)
           [[ $# -ge 1 ]] || die "run needs a program after --"
           trap cmd_down EXIT
           cmd_up "$n" "$delay"
-          cmd_mpirun "$n" "$osc" "$@"
+          cmd_mpirun "$n" "$rma" "$limit" "$@"
           ;;
       esac
       ;;
-    -h | --help | help) sed -n '2,14p' "$SELF" ;;
+    -h | --help | help) sed -n '2,12p' "$SELF" ;;
     *) die "unknown command $cmd (up, run, mpirun, down, check)" ;;
   esac
 }

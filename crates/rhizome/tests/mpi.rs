@@ -61,8 +61,17 @@ fn mpirun_env(np: usize, program: &str, args: &[&str], env: &[(&str, &str)]) -> 
     )
 }
 
+/// The `identity` test of the SPMD suite on 2 ranks with `env` set.
+fn identity_on_2_ranks(env: &[(&str, &str)]) -> Outcome {
+    mpirun_env(2, "spmd_tests", &["identity"], env)
+}
+
 fn suite_on(np: usize) {
-    let o = mpirun(np, "spmd_tests", &[]);
+    suite_on_env(np, &[]);
+}
+
+fn suite_on_env(np: usize, env: &[(&str, &str)]) {
+    let o = mpirun_env(np, "spmd_tests", &[], env);
     assert_eq!(o.code, Some(0), "{}", o.context());
     let passed = o
         .stdout
@@ -80,6 +89,27 @@ fn spmd_suite_on_2_ranks() {
 #[test]
 fn spmd_suite_on_4_ranks() {
     suite_on(4);
+}
+
+#[test]
+fn spmd_suite_with_one_sided_operations_as_messages() {
+    // The mode for ranks that share no memory (scripts/netns-cluster.sh runs it across
+    // network namespaces); here on one node, so every `cargo test` checks it.
+    for np in [2, 4] {
+        suite_on_env(np, &[("RHIZOME_MPI_RMA", "messages")]);
+    }
+}
+
+#[test]
+fn message_mode_rejects_an_unknown_value() {
+    let o = identity_on_2_ranks(&[("RHIZOME_MPI_RMA", "shm")]);
+    assert!(o.code.is_some_and(|c| c != 0), "{}", o.context());
+    assert!(
+        o.stderr
+            .contains("RHIZOME_MPI_RMA=\"shm\" is neither `windows` nor `messages`"),
+        "stderr:\n{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -235,21 +265,11 @@ fn a_run_without_failure_exits_zero() {
 #[test]
 fn rhizome_transport_overrides_the_choice() {
     // `local` under mpirun: every rank runs its own one-PE world.
-    let o = mpirun_env(
-        2,
-        "spmd_tests",
-        &["identity"],
-        &[("RHIZOME_TRANSPORT", "local")],
-    );
+    let o = identity_on_2_ranks(&[("RHIZOME_TRANSPORT", "local")]);
     assert_eq!(o.code, Some(0), "stderr:\n{}", o.stderr);
     assert_eq!(o.stdout.matches("ok   identity (1 PEs, local)").count(), 2);
     // A wrong value is a configuration error on every rank, not a hang.
-    let o = mpirun_env(
-        2,
-        "spmd_tests",
-        &["identity"],
-        &[("RHIZOME_TRANSPORT", "tcp")],
-    );
+    let o = identity_on_2_ranks(&[("RHIZOME_TRANSPORT", "tcp")]);
     assert!(o.code.is_some_and(|c| c != 0));
     assert!(
         o.stderr

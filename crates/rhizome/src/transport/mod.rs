@@ -44,6 +44,7 @@ pub mod local;
 pub mod mpi;
 
 pub use backend::Backend;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The bounds check every implementation applies to an access of `len` bytes at `at`:
 /// `seg_len` is the segment's length (`None` if it does not exist), `pes` the number of
@@ -87,6 +88,47 @@ pub(crate) fn check_word(at: Addr) -> Result<(), TransportError> {
             segment: at.segment,
             offset: at.offset,
         })
+    }
+}
+
+/// Copies `dst.len()` bytes at byte `offset` of `mem` into `dst`, then an acquire fence:
+/// a get from memory held as words (the local transport's segments, the message-carried
+/// one-sided operations of the `mpi` transport). The caller checked the bounds.
+pub(crate) fn read_bytes(mem: &[AtomicU64], offset: usize, dst: &mut [u8]) {
+    assert!(
+        offset + dst.len() <= mem.len() * 8,
+        "read_bytes out of bounds"
+    );
+    // SAFETY: the range lies in `mem` (asserted above); `dst` is an exclusive borrow so
+    // the ranges do not overlap. Concurrent writes to the same bytes are a documented
+    // program race (as in OpenSHMEM); they cannot tear anything beyond the bytes involved.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (mem.as_ptr() as *const u8).add(offset),
+            dst.as_mut_ptr(),
+            dst.len(),
+        );
+    }
+    std::sync::atomic::fence(Ordering::Acquire);
+}
+
+/// A release fence, then copies `src` to byte `offset` of `mem`: the put of
+/// [`read_bytes`]. The caller checked the bounds.
+pub(crate) fn write_bytes(mem: &[AtomicU64], offset: usize, src: &[u8]) {
+    assert!(
+        offset + src.len() <= mem.len() * 8,
+        "write_bytes out of bounds"
+    );
+    std::sync::atomic::fence(Ordering::Release);
+    // SAFETY: the range lies in `mem` (asserted above), which is interior-mutable memory
+    // (`AtomicU64`s), so writing through a shared reference is allowed; racing accesses to
+    // the same bytes are a documented program error.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            src.as_ptr(),
+            (mem.as_ptr() as *mut u8).add(offset),
+            src.len(),
+        );
     }
 }
 
@@ -134,6 +176,23 @@ pub enum ReduceOp {
     Min,
     /// Maximum.
     Max,
+}
+
+impl AtomicOp {
+    /// Performs the operation on a word of this process's memory; the previous value.
+    #[inline]
+    pub(crate) fn apply_to(self, word: &AtomicU64) -> u64 {
+        match self {
+            AtomicOp::Load => word.load(Ordering::SeqCst),
+            AtomicOp::Store(v) | AtomicOp::Swap(v) => word.swap(v, Ordering::SeqCst),
+            AtomicOp::FetchAdd(v) => word.fetch_add(v, Ordering::SeqCst),
+            AtomicOp::CompareExchange { current, new } => {
+                match word.compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
+        }
+    }
 }
 
 impl ReduceOp {

@@ -33,20 +33,6 @@ impl LocalTransport {
     }
 }
 
-#[inline]
-fn apply(word: &AtomicU64, op: AtomicOp) -> u64 {
-    match op {
-        AtomicOp::Load => word.load(Ordering::SeqCst),
-        AtomicOp::Store(v) | AtomicOp::Swap(v) => word.swap(v, Ordering::SeqCst),
-        AtomicOp::FetchAdd(v) => word.fetch_add(v, Ordering::SeqCst),
-        AtomicOp::CompareExchange { current, new } => {
-            match word.compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(v) | Err(v) => v,
-            }
-        }
-    }
-}
-
 impl Rma for LocalTransport {
     fn alloc_segment(&self, bytes: usize) -> Result<SegmentId, TransportError> {
         let id = self.next_segment.fetch_add(1, Ordering::Relaxed);
@@ -83,41 +69,20 @@ impl Rma for LocalTransport {
     #[inline]
     fn get(&self, at: Addr, dst: &mut [u8]) -> Result<(), TransportError> {
         let mem = self.locate(at, dst.len())?;
-        // SAFETY: `locate` checked `offset + dst.len()` against the segment length, which
-        // is at most the byte size of `mem`; `dst` is an exclusive borrow so the ranges do
-        // not overlap. Concurrent writes to the same bytes are a documented program race
-        // (as in OpenSHMEM); they cannot tear anything beyond the bytes involved.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                (mem.as_ptr() as *const u8).add(at.offset),
-                dst.as_mut_ptr(),
-                dst.len(),
-            );
-        }
-        std::sync::atomic::fence(Ordering::Acquire);
+        crate::transport::read_bytes(mem, at.offset, dst);
         Ok(())
     }
 
     #[inline]
     fn put(&self, at: Addr, src: &[u8]) -> Result<(), TransportError> {
         let mem = self.locate(at, src.len())?;
-        std::sync::atomic::fence(Ordering::Release);
-        // SAFETY: bounds checked by `locate`; the segment is interior-mutable memory
-        // (`AtomicU64`s), so writing through a shared reference is allowed; racing
-        // accesses to the same bytes are a documented program error.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                src.as_ptr(),
-                (mem.as_ptr() as *mut u8).add(at.offset),
-                src.len(),
-            );
-        }
+        crate::transport::write_bytes(mem, at.offset, src);
         Ok(())
     }
 
     #[inline]
     fn atomic(&self, at: Addr, op: AtomicOp) -> Result<u64, TransportError> {
-        Ok(apply(self.word(at)?, op))
+        Ok(op.apply_to(self.word(at)?))
     }
 
     // The non-blocking forms are the trait's: they complete at once.

@@ -29,7 +29,15 @@ fn reduce_args(
 }
 
 impl MpiTransport {
-    /// Waits for a non-blocking collective, releasing the lock between polls.
+    /// Whether collectives may block inside MPI: only when MPI is thread-safe and no
+    /// thread of this PE must answer one-sided requests meanwhile (a thread spinning in
+    /// `MPI_Barrier` would keep the core from the one that answers).
+    fn blocking_collectives(&self) -> bool {
+        self.thread_multiple && self.msg.is_none()
+    }
+
+    /// Waits for a non-blocking collective, releasing the lock between polls (and
+    /// answering one-sided requests, in message mode).
     fn wait_request(&self, mut req: H<ffi::MPI_Request>, what: &str) -> Result<(), TransportError> {
         let mut backoff = Backoff::new(64);
         loop {
@@ -43,7 +51,12 @@ impl MpiTransport {
             if flag != 0 {
                 return Ok(());
             }
-            backoff.snooze();
+            // No time limit here: another rank may compute for long before it comes.
+            if self.msg.as_ref().is_some_and(|m| m.serve()) {
+                backoff.reset();
+            } else {
+                backoff.snooze();
+            }
         }
     }
 
@@ -72,7 +85,7 @@ impl MpiTransport {
     /// Element-wise `op` over all ranks: the blocking `MPI_Allreduce` (faster than the
     /// non-blocking one) without the lock when MPI is thread-safe, else polled.
     fn allreduce(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError> {
-        if !self.thread_multiple {
+        if !self.blocking_collectives() {
             return self.iallreduce(values, op);
         }
         let (send, count, mop) = reduce_args(values, op)?;
@@ -90,7 +103,7 @@ impl Collectives for MpiTransport {
         {
             let mut l = self.mpi();
             self.flush_pending(&mut l)?;
-            if self.thread_multiple {
+            if self.blocking_collectives() {
                 drop(l);
                 // The blocking barrier is faster than polling MPI_Ibarrier. SAFETY: MPI
                 // is thread-safe, the lock is free for the PE's other threads, and

@@ -3,7 +3,7 @@
 use super::lock::{Locked, MpiLock};
 use super::messages::SendProgress;
 use super::raw::{H, check, error_string};
-use super::{MAX_SEGMENTS, MpiTransport};
+use super::{MAX_SEGMENTS, MpiTransport, MsgRma};
 use crate::transport::TransportError;
 use ::mpi::ffi;
 use std::collections::VecDeque;
@@ -83,6 +83,18 @@ fn init_mpi() -> Result<c_int, TransportError> {
     .map_err(TransportError::Other)
 }
 
+/// Whether `RHIZOME_MPI_RMA` asks for one-sided operations over messages (see the
+/// module docs of the transport): `windows` (the default) or `messages`.
+fn rma_over_messages() -> Result<bool, TransportError> {
+    match std::env::var("RHIZOME_MPI_RMA").as_deref().map(str::trim) {
+        Err(_) | Ok("" | "windows") => Ok(false),
+        Ok("messages") => Ok(true),
+        Ok(other) => Err(TransportError::Other(format!(
+            "RHIZOME_MPI_RMA={other:?} is neither `windows` nor `messages`"
+        ))),
+    }
+}
+
 impl MpiTransport {
     /// Initialises MPI (the first time) and returns this rank's transport, on a private
     /// duplicate of `MPI_COMM_WORLD` whose errors are returned rather than fatal.
@@ -125,6 +137,18 @@ impl MpiTransport {
             })),
             segments: (0..MAX_SEGMENTS).map(|_| OnceLock::new()).collect(),
             next_segment: AtomicU32::new(0),
+            msg: None,
+        })
+        .and_then(|mut t| {
+            if rma_over_messages()? {
+                if !t.thread_multiple {
+                    return Err(TransportError::Other(
+                        "RHIZOME_MPI_RMA=messages needs an MPI with MPI_THREAD_MULTIPLE".into(),
+                    ));
+                }
+                t.msg = Some(MsgRma::start(t.comm.0, t.rank, t.size, MAX_SEGMENTS)?);
+            }
+            Ok(t)
         })
         .map(|mut t| {
             // Under MPI_THREAD_SERIALIZED a second thread calling MPI could meet a UCX

@@ -4,7 +4,7 @@
 
 use super::MpiTransport;
 use super::lock::{Locked, MpiLock};
-use super::raw::{H, byte_type, check};
+use super::raw::{H, byte_type, check, receive_probed};
 use crate::transport::{Messages, TransportError};
 use ::mpi::ffi;
 use std::ffi::{c_int, c_void};
@@ -143,6 +143,10 @@ impl Messages for MpiTransport {
     }
 
     fn try_recv(&self) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+        // Workers poll here when idle: they answer one-sided requests too (message mode).
+        if let Some(m) = &self.msg {
+            m.serve();
+        }
         let mut l = self.mpi();
         if !l.sends.is_empty() {
             Self::reap_sends(&mut l)?;
@@ -150,50 +154,13 @@ impl Messages for MpiTransport {
         if let Some(b) = l.own.pop_front() {
             return Ok(Some((self.rank, b)));
         }
-        let mut flag: c_int = 0;
-        let mut msg: ffi::MPI_Message = ffi::MPI_Message(std::ptr::null_mut());
-        // SAFETY: an all-zero MPI_Status is a valid value of this plain C struct.
-        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-        // SAFETY: out-pointers are valid locals; lock held.
-        let rc = unsafe {
-            ffi::MPI_Improbe(
-                ffi::RSMPI_ANY_SOURCE,
-                MSG_TAG,
-                self.comm.0,
-                &mut flag,
-                &mut msg,
-                &mut status,
-            )
-        };
-        check(rc, || "MPI_Improbe".into())?;
-        if flag == 0 {
-            return Ok(None);
-        }
-        let mut count: c_int = 0;
-        // SAFETY: `status` was filled by the matching probe; lock held.
-        let rc = unsafe { ffi::MPI_Get_count(&status, byte_type(), &mut count) };
-        check(rc, || "MPI_Get_count".into())?;
-        let count = count.max(0) as usize;
-        let mut buf = match l.free.pop() {
-            Some(b) if b.capacity() >= count => b,
-            _ => Vec::with_capacity(count),
-        };
-        // SAFETY: `buf` has room for `count` bytes; MPI_Mrecv receives exactly the probed
-        // message of `count` bytes into it, after which those bytes are initialised.
+        // SAFETY: the lock is held, so this thread alone calls MPI for this transport.
         unsafe {
-            check(
-                ffi::MPI_Mrecv(
-                    buf.as_mut_ptr() as *mut c_void,
-                    count as c_int,
-                    byte_type(),
-                    &mut msg,
-                    ffi::RSMPI_STATUS_IGNORE,
-                ),
-                || "MPI_Mrecv".into(),
-            )?;
-            buf.set_len(count);
+            receive_probed(self.comm, MSG_TAG, |count| match l.free.pop() {
+                Some(b) if b.capacity() >= count => b,
+                _ => Vec::with_capacity(count),
+            })
         }
-        Ok(Some((status.MPI_SOURCE as usize, buf)))
     }
 
     fn recycle(&self, mut buf: Vec<u8>) {

@@ -52,6 +52,14 @@
 //! the spinning PE keeps taking; the other 16 suite tests pass on 2 ranks with `ucx`.
 //! `osc sm` passes the whole suite.
 //!
+//! # Ranks that do not share memory
+//! With `RHIZOME_MPI_RMA=messages` no window is made: every one-sided operation on another
+//! rank is a request message answered by a server thread on that rank (`msg_rma`), over
+//! the two-sided path that works wherever `mpirun` does (e.g. `btl tcp`). This is the mode
+//! for ranks on several machines joined by TCP, where Open MPI 4.1 has no reliable
+//! one-sided component (see `msg_rma`). `RHIZOME_MPI_RMA=windows` (the default) keeps
+//! the windows above. The mode needs `MPI_THREAD_MULTIPLE`.
+//!
 //! # Lifetime
 //! MPI is initialised once per process, by the first [`MpiTransport::init`], and finalised
 //! when the process exits normally (an `atexit` handler). Each `MpiTransport` has its own
@@ -61,13 +69,14 @@
 //! # Files
 //! `init` starts MPI and makes a transport, `lock` is the lock around MPI calls, `raw`
 //! the handles and error codes of the C interface, `rma` the windows and one-sided
-//! operations, `messages` the sends and receives of message buffers, `collectives` the
+//! operations, `msg_rma` the one-sided operations over messages, `messages` the sends and receives of message buffers, `collectives` the
 //! barrier and reductions. This file has the transport itself and its end.
 
 mod collectives;
 mod init;
 mod lock;
 mod messages;
+mod msg_rma;
 mod raw;
 mod rma;
 
@@ -75,6 +84,7 @@ use super::Transport;
 use ::mpi::ffi;
 use lock::{Guard, MpiLock};
 use messages::SendProgress;
+use msg_rma::MsgRma;
 use raw::H;
 use rma::Segment;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -95,6 +105,8 @@ pub struct MpiTransport {
     next_segment: AtomicU32,
     /// Drives large sends (see [`SendProgress`]); only under `MPI_THREAD_MULTIPLE`.
     progress: Option<SendProgress>,
+    /// One-sided operations over messages instead of windows (`RHIZOME_MPI_RMA=messages`).
+    msg: Option<MsgRma>,
 }
 
 impl MpiTransport {
@@ -108,6 +120,9 @@ impl Drop for MpiTransport {
     fn drop(&mut self) {
         if let Some(p) = self.progress.take() {
             p.finish();
+        }
+        if let Some(m) = self.msg.as_mut() {
+            m.finish();
         }
         // `&mut self` and the progress thread joined: no other thread can call MPI
         // through this transport any more.

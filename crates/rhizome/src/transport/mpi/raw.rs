@@ -3,7 +3,7 @@
 
 use crate::transport::TransportError;
 use ::mpi::ffi;
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_void};
 
 /// An MPI handle (a pointer into the MPI library) that may move between threads.
 #[derive(Clone, Copy)]
@@ -66,4 +66,58 @@ pub(super) fn op_replace() -> ffi::MPI_Op {
 pub(super) fn op_no_op() -> ffi::MPI_Op {
     // Open MPI defines MPI_NO_OP as the address of this predefined object.
     ffi::MPI_Op((&raw mut ffi::ompi_mpi_op_no_op).cast())
+}
+
+/// Receives a message with `tag` on `comm` from any source if one has arrived: its
+/// source and bytes, in a buffer from `buffer(len)` (which must have room for `len`).
+/// `MPI_Improbe` then `MPI_Mrecv`, so that no other thread can take the probed message.
+///
+/// # Safety
+/// MPI may be called by this thread now: under `MPI_THREAD_MULTIPLE`, or with the
+/// transport's lock held.
+pub(super) unsafe fn receive_probed(
+    comm: H<ffi::MPI_Comm>,
+    tag: c_int,
+    buffer: impl FnOnce(usize) -> Vec<u8>,
+) -> Result<Option<(usize, Vec<u8>)>, TransportError> {
+    let (mut flag, mut count): (c_int, c_int) = (0, 0);
+    let mut msg = ffi::MPI_Message(std::ptr::null_mut());
+    // SAFETY: an all-zero MPI_Status is a valid value of this plain C struct.
+    let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out-pointers and communicator; the caller may call MPI.
+    let rc = unsafe {
+        ffi::MPI_Improbe(
+            ffi::RSMPI_ANY_SOURCE,
+            tag,
+            comm.0,
+            &mut flag,
+            &mut msg,
+            &mut status,
+        )
+    };
+    check(rc, || "MPI_Improbe".into())?;
+    if flag == 0 {
+        return Ok(None);
+    }
+    // SAFETY: `status` was filled by the matching probe.
+    let rc = unsafe { ffi::MPI_Get_count(&status, byte_type(), &mut count) };
+    check(rc, || "MPI_Get_count".into())?;
+    let count = count.max(0) as usize;
+    let mut buf = buffer(count);
+    buf.clear();
+    assert!(buf.capacity() >= count, "receive_probed: buffer too small");
+    // SAFETY: `buf` has room for `count` bytes (asserted); MPI_Mrecv receives exactly the
+    // probed message of `count` bytes into it, after which those bytes are initialised.
+    unsafe {
+        let rc = ffi::MPI_Mrecv(
+            buf.as_mut_ptr() as *mut c_void,
+            count as c_int,
+            byte_type(),
+            &mut msg,
+            ffi::RSMPI_STATUS_IGNORE,
+        );
+        check(rc, || "MPI_Mrecv".into())?;
+        buf.set_len(count);
+    }
+    Ok(Some((status.MPI_SOURCE as usize, buf)))
 }

@@ -177,6 +177,9 @@ impl MpiTransport {
     /// `quiet` that finds a mark already cleared by another thread's `quiet` waits until
     /// that thread's flush has completed.
     pub(super) fn flush_pending(&self, l: &mut Guard<'_>) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            return m.quiet();
+        }
         let n = self.next_segment.load(Ordering::Acquire) as usize;
         for seg in self.segments[..n.min(MAX_SEGMENTS)]
             .iter()
@@ -212,6 +215,13 @@ impl Rma for MpiTransport {
                 "segment {id}: PE {} asked for {bytes} bytes, but the PEs asked for {min} to {max}",
                 self.rank
             )));
+        }
+        if let Some(m) = &self.msg {
+            m.alloc(id, bytes);
+            self.next_segment.store(id + 1, Ordering::Release);
+            // Nobody sends a request for the block before every rank has made its own.
+            self.barrier()?;
+            return Ok(id);
         }
         let alloc = bytes.max(8);
         let mut base: *mut u8 = std::ptr::null_mut();
@@ -264,6 +274,9 @@ impl Rma for MpiTransport {
     }
 
     fn segment_len(&self, segment: SegmentId) -> Option<usize> {
+        if let Some(m) = &self.msg {
+            return m.segment_len(segment);
+        }
         self.segments
             .get(segment as usize)
             .and_then(|s| s.get())
@@ -273,6 +286,10 @@ impl Rma for MpiTransport {
     #[inline]
     fn get(&self, at: Addr, dst: &mut [u8]) -> Result<(), TransportError> {
         let (ptr, len) = (dst.as_mut_ptr(), dst.len());
+        if let Some(m) = &self.msg {
+            // SAFETY: `dst` is borrowed until the blocking get has completed.
+            return unsafe { m.get(&self.lock, at.pe, at.segment, at.offset, ptr, len, true) };
+        }
         // SAFETY: `dst` is valid for its length and borrowed until `transfer` has flushed
         // the get; the range was checked by `locate`; lock held or MPI thread-safe.
         self.transfer(at, len, true, |seg| unsafe {
@@ -283,6 +300,9 @@ impl Rma for MpiTransport {
     #[inline]
     fn put(&self, at: Addr, src: &[u8]) -> Result<(), TransportError> {
         let (ptr, len) = (src.as_ptr(), src.len());
+        if let Some(m) = &self.msg {
+            return m.put(&self.lock, at.pe, at.segment, at.offset, src, true);
+        }
         // SAFETY: `src` is valid for its length until `transfer` has flushed the put;
         // range checked by `locate`; lock held or MPI thread-safe.
         self.transfer(at, len, true, |seg| unsafe {
@@ -292,6 +312,10 @@ impl Rma for MpiTransport {
 
     #[inline]
     unsafe fn get_nbi(&self, at: Addr, dst: *mut u8, len: usize) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            // SAFETY: the caller keeps `dst` valid and untouched until `quiet`.
+            return unsafe { m.get(&self.lock, at.pe, at.segment, at.offset, dst, len, false) };
+        }
         // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
         // this window (`transfer` marks it pending); range checked; lock held or MPI
         // thread-safe.
@@ -302,6 +326,11 @@ impl Rma for MpiTransport {
 
     #[inline]
     unsafe fn put_nbi(&self, at: Addr, src: *const u8, len: usize) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            // SAFETY: the caller keeps `src` valid for `len` bytes (copied at once).
+            let src = unsafe { std::slice::from_raw_parts(src, len) };
+            return m.put(&self.lock, at.pe, at.segment, at.offset, src, false);
+        }
         // SAFETY: as in `get_nbi`, with `src` unchanged until `quiet`.
         self.transfer(at, len, false, |seg| unsafe {
             issue_bytes(seg, at, Local::Src(src), len)
@@ -310,6 +339,22 @@ impl Rma for MpiTransport {
 
     #[inline]
     fn atomic(&self, at: Addr, op: AtomicOp) -> Result<u64, TransportError> {
+        if let Some(m) = &self.msg {
+            let mut result = 0u64;
+            // SAFETY: `result` lives until the blocking atomic has completed.
+            unsafe {
+                m.atomic(
+                    &self.lock,
+                    at.pe,
+                    at.segment,
+                    at.offset,
+                    op,
+                    &mut result,
+                    true,
+                )?
+            };
+            return Ok(result);
+        }
         let seg = self.word(at)?;
         let mut origin = [0u64; 2];
         let mut result = 0u64;
@@ -328,6 +373,12 @@ impl Rma for MpiTransport {
         op: AtomicOp,
         result: *mut u64,
     ) -> Result<(), TransportError> {
+        if let Some(m) = &self.msg {
+            // SAFETY: the caller keeps `result` valid and untouched until `quiet`.
+            return unsafe {
+                m.atomic(&self.lock, at.pe, at.segment, at.offset, op, result, false)
+            };
+        }
         let seg = self.word(at)?;
         let mut l = self.mpi();
         // The standard lets MPI read the origin values until the operation completes, so
