@@ -195,7 +195,7 @@ pub(crate) fn parse_full(
                 .iter()
                 .any(|n| n.var >= FIRST_ACTION_VAR)
         {
-            root = table.quantify_bottom(base, root, FIRST_ACTION_VAR);
+            root = table.quantify_bottom(base, &[root], FIRST_ACTION_VAR)[0];
         }
         groups.push(StoredGroup {
             relation: root,
@@ -213,6 +213,7 @@ pub(crate) fn parse_full(
         nodes: table.nodes,
         initial,
         groups,
+        reachable: None,
     };
     Ok((model, read_write))
 }

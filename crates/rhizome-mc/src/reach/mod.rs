@@ -2,18 +2,21 @@
 //!
 //! [`reach`] is the driver: it runs one strategy (`bfs.rs` for bfs and par,
 //! `chaining.rs`, `saturation.rs`), then deadlock detection (`deadlocks.rs`) and a trace
-//! (`trace.rs`), and assembles the [`ReachReport`]; `progress.rs` records the levels and
+//! (`trace.rs`), checks the result against the reachable set the model file stores
+//! (`check.rs`), and assembles the [`ReachReport`]; `progress.rs` records the levels and
 //! feeds the progress callback, `image.rs` holds the images the strategies share. BDDs
 //! held across operations are [`Root`]s, so an early return releases them.
 
 mod bfs;
 mod chaining;
+mod check;
 mod deadlocks;
 mod image;
 mod progress;
 mod saturation;
 mod trace;
 
+pub use check::StoredCheck;
 pub use deadlocks::Deadlocks;
 pub use progress::{LevelRecord, Progress, Watch};
 pub use trace::TraceStep;
@@ -114,6 +117,10 @@ pub struct ReachReport {
     pub per_level: Vec<LevelRecord>,
     /// Deadlocks (with `deadlocks`).
     pub deadlocks: Option<Deadlocks>,
+    /// The comparison with the reachable states the model file stores (format C), made
+    /// after every complete run of a model that has them ([`Model::stored_reachable`]);
+    /// `None` without a stored set and in a partial report.
+    pub stored_check: Option<StoredCheck>,
     /// Seconds spent exploring (not loading).
     pub seconds: f64,
     /// Whether the exploration ran to its end (false in the report of an [`Incomplete`]).
@@ -184,7 +191,16 @@ pub fn reach(
         Ok(()) => Ok(None),
         Err(e) => Err(e),
     };
+    // The check is not exploration: it stays out of the time.
     let seconds = run.start.elapsed().as_secs_f64();
+    let checked = deadlocks.and_then(|d| {
+        let check = check::check_stored(m, model, run.visited.get())?;
+        Ok((d, check))
+    });
+    let (deadlocks, stored_check) = match checked {
+        Ok((d, check)) => (Ok(d), check),
+        Err(e) => (Err(e), None),
+    };
     let reachable = run.visited.get();
     let report = ReachReport {
         strategy,
@@ -194,6 +210,7 @@ pub fn reach(
         level_nodes: run.level_nodes,
         per_level: run.per_level,
         deadlocks: deadlocks.as_ref().ok().cloned().flatten(),
+        stored_check,
         seconds,
         complete: deadlocks.is_ok(),
         reachable: run.visited,
