@@ -133,12 +133,8 @@ fn assert_exact(name: &str, states: u64, r: &ReachReport) {
     assert_eq!(r.states, BigUint::from(states), "{name} ({})", r.strategy);
 }
 
-#[cfg_attr(
-    not(has_models),
-    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
-)]
-#[test]
-fn the_table_lists_every_spin17_file() {
+/// Every file of the directory is in [`STATES`], so none goes unchecked.
+fn assert_the_table_lists_every_file() {
     let dir = required_models_dir().join("spin17-beem");
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -156,24 +152,17 @@ fn the_table_lists_every_spin17_file() {
     }
 }
 
-#[cfg_attr(
-    not(has_models),
-    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
-)]
-#[test]
-fn every_file_saturates_to_its_stored_set() {
+/// Saturation on every file.
+fn saturate_every_file() {
     for &(name, states) in STATES {
         let r = explore(name, Strategy::Sat, false);
         assert_exact(name, states, &r);
     }
 }
 
-#[cfg_attr(
-    not(has_models),
-    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
-)]
-#[test]
-fn level_strategies_and_deadlocks_agree_with_the_stored_set() {
+/// bfs, par and chaining with deadlock detection on the files they finish quickly: exact,
+/// and in agreement with each other.
+fn level_strategies_agree() {
     for &(name, states) in STATES {
         if let Some((_, why)) = LEVEL_STRATEGIES_SKIPPED.iter().find(|(f, _)| *f == name) {
             println!("{name}: saturation only ({why})");
@@ -194,4 +183,18 @@ fn level_strategies_and_deadlocks_agree_with_the_stored_set() {
         assert_eq!(runs[0].levels, runs[1].levels, "{name} levels");
         assert!(runs[0].levels.is_some_and(|l| l > 0), "{name}");
     }
+}
+
+/// One test for the whole set, its two halves side by side (a panic in either fails it).
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn every_spin17_file_reaches_its_stored_set() {
+    assert_the_table_lists_every_file();
+    std::thread::scope(|scope| {
+        scope.spawn(saturate_every_file);
+        scope.spawn(level_strategies_agree);
+    });
 }

@@ -83,29 +83,8 @@ pub(crate) fn parse_full(
         }
         state_bits.push(b as u32);
     }
-    let ab_off = c.pos();
-    let action_bits = c.i32("action_bits")?;
-    if !(0..=64).contains(&action_bits) {
-        return Err(c.error_at(
-            ab_off,
-            Invalid::BadValue {
-                what: "action_bits",
-                value: i128::from(action_bits),
-                reason: "must be between 0 and 64",
-            },
-        ));
-    }
+    let action_bits = read_action_bits(&mut c, total)?;
     let total = total as u32;
-    if action_bits > 0 && 2 * total > FIRST_ACTION_VAR {
-        return Err(c.error_at(
-            ab_off,
-            Invalid::BadValue {
-                what: "action_bits",
-                value: i128::from(action_bits),
-                reason: "must be 0 when state variables reach the action variables at 1000000",
-            },
-        ));
-    }
     let action_vars: Vec<u32> = (0..action_bits as u32)
         .map(|i| FIRST_ACTION_VAR + i)
         .collect();
@@ -216,6 +195,24 @@ pub(crate) fn parse_full(
         reachable: None,
     };
     Ok((model, read_write))
+}
+
+/// `action_bits` (formats B and C): at most 64, and 0 when the `2 × state_bits` state
+/// variables would reach the first action variable.
+pub(crate) fn read_action_bits(c: &mut Cursor, state_bits: u64) -> Result<i32, ModelError> {
+    let off = c.pos();
+    let action_bits = c.i32_in("action_bits", 0..=64, "must be between 0 and 64")?;
+    if action_bits > 0 && 2 * state_bits > u64::from(FIRST_ACTION_VAR) {
+        return Err(c.error_at(
+            off,
+            Invalid::BadValue {
+                what: "action_bits",
+                value: i128::from(action_bits),
+                reason: "must be 0 when state variables reach the action variables at 1000000",
+            },
+        ));
+    }
+    Ok(action_bits)
 }
 
 fn read_int_index(

@@ -6,7 +6,7 @@
 use super::cursor::Cursor;
 use super::error::{Invalid, ModelError};
 use super::format_a::{read_nodes, read_root};
-use super::format_b::FIRST_ACTION_VAR;
+use super::format_b::{FIRST_ACTION_VAR, read_action_bits};
 use super::nodes::NodeTable;
 use super::{COMPLEMENT, Format, INDEX_MASK, MAX_STATE_BITS, StoredGroup, StoredModel, StoredSet};
 
@@ -37,18 +37,7 @@ pub(crate) fn parse(bytes: &[u8], name: &str) -> Result<StoredModel, ModelError>
             },
         ));
     }
-    let ab_off = c.pos();
-    let action_bits = c.i32_in("action_bits", 0..=64, "must be between 0 and 64")?;
-    if action_bits > 0 && 2 * total > u64::from(FIRST_ACTION_VAR) {
-        return Err(c.error_at(
-            ab_off,
-            Invalid::BadValue {
-                what: "action_bits",
-                value: i128::from(action_bits),
-                reason: "must be 0 when state variables reach the action variables at 1000000",
-            },
-        ));
-    }
+    let action_bits = read_action_bits(&mut c, total)?;
     // The initial set's cube holds one 16-byte record per state bit: a bound on `total`
     // from the bytes present, before anything of that size is allocated.
     let total = c.check_fits(0, "state bit", total, 16)? as u32;

@@ -9,41 +9,12 @@ use super::*;
 /// [168], vars [176]; has_reachable [184]; reachable set: count [188], root [196], k [204],
 /// vars [212]; end [220].
 fn tiny() -> StoredModel {
+    // The default format-B tiny file is that model, nodes x2, x0 ? true : x2, x0'.
+    let b = parse_model(&B::default().bytes(), "b", None).unwrap();
     StoredModel {
         format: Format::C,
-        state_bits: vec![1, 1],
-        state_vars: vec![0, 2],
-        prime_vars: vec![1, 3],
-        nodes: vec![
-            StoredNode {
-                var: 2,
-                low: 0,
-                high: C,
-            },
-            StoredNode {
-                var: 0,
-                low: 1,
-                high: C,
-            },
-            StoredNode {
-                var: 1,
-                low: 0,
-                high: C,
-            },
-        ],
-        initial: StoredSet {
-            root: 2,
-            vars: vec![0, 2],
-        },
-        groups: vec![StoredGroup {
-            relation: 3,
-            cur_vars: vec![0],
-            next_vars: vec![1],
-        }],
-        reachable: Some(StoredSet {
-            root: 2,
-            vars: vec![0, 2],
-        }),
+        reachable: Some(b.initial.clone()),
+        ..b
     }
 }
 
@@ -109,30 +80,20 @@ fn truncated_everywhere_gives_one_line() {
     assert_eq!(fails(&long, None, 220), Invalid::TrailingBytes { count: 1 });
 }
 
+/// The field a [`Invalid::BadValue`] at `offset` names (anything else fails the test).
+fn bad_value(bytes: &[u8], offset: u64) -> &'static str {
+    match fails(bytes, Some(Format::C), offset) {
+        Invalid::BadValue { what, .. } => what,
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn header_fields_are_checked() {
     let c = Some(Format::C);
-    assert!(matches!(
-        fails(&with_i32(0, 0), c, 0),
-        Invalid::BadValue {
-            what: "vector_size",
-            ..
-        }
-    ));
-    assert!(matches!(
-        fails(&with_i32(4, 65), c, 4),
-        Invalid::BadValue {
-            what: "bits_per_integer",
-            ..
-        }
-    ));
-    assert!(matches!(
-        fails(&with_i32(8, -1), c, 8),
-        Invalid::BadValue {
-            what: "action_bits",
-            ..
-        }
-    ));
+    assert_eq!(bad_value(&with_i32(0, 0), 0), "vector_size");
+    assert_eq!(bad_value(&with_i32(4, 65), 4), "bits_per_integer");
+    assert_eq!(bad_value(&with_i32(8, -1), 8), "action_bits");
     // 2^20 integers of 8 bits: within the variable field, far beyond the bytes present.
     let mut big = with_i32(0, 1 << 20);
     big[4..8].copy_from_slice(&8i32.to_le_bytes());
@@ -145,21 +106,9 @@ fn header_fields_are_checked() {
     ));
     let mut huge = with_i32(0, i32::MAX);
     huge[4..8].copy_from_slice(&64i32.to_le_bytes());
-    assert!(matches!(fails(&huge, c, 0), Invalid::BadValue { .. }));
-    assert!(matches!(
-        fails(&with_i32(124, -2), c, 124),
-        Invalid::BadValue {
-            what: "group count",
-            ..
-        }
-    ));
-    assert!(matches!(
-        fails(&with_i32(184, 2), c, 184),
-        Invalid::BadValue {
-            what: "has_reachable",
-            ..
-        }
-    ));
+    assert_eq!(bad_value(&huge, 0), "vector_size × bits_per_integer");
+    assert_eq!(bad_value(&with_i32(124, -2), 124), "group count");
+    assert_eq!(bad_value(&with_i32(184, 2), 184), "has_reachable");
     // With the flag at 0, the stored set is data after the end.
     assert!(matches!(
         fails(&with_i32(184, 0), c, 188),
@@ -167,79 +116,55 @@ fn header_fields_are_checked() {
     ));
 }
 
+/// What is wrong with the tiny file whose `u64` at `field` is `value`, found at `offset`.
+fn wrong(field: usize, value: u64, offset: u64) -> Invalid {
+    fails(&with_u64(field, value), Some(Format::C), offset)
+}
+
 #[test]
 fn sets_must_be_on_the_whole_vector() {
-    let c = Some(Format::C);
-    assert!(matches!(
-        fails(&with_u64(108, 1), c, 108),
-        Invalid::BadValue {
-            what: "set integer count k",
-            ..
-        }
-    ));
+    assert_eq!(bad_value(&with_u64(108, 1), 108), "set integer count k");
     // vars = node 4, the cube of x2 alone.
-    assert!(matches!(
-        fails(&with_u64(116, 4), c, 116),
-        Invalid::PartialSet {
-            vars: 1,
-            expected: 2,
-            ..
-        }
-    ));
-    assert!(matches!(
-        fails(&with_u64(212, 4), c, 212),
-        Invalid::PartialSet { .. }
-    ));
+    let partial = |what| Invalid::PartialSet {
+        what,
+        vars: 1,
+        expected: 2,
+    };
+    assert_eq!(wrong(116, 4, 116), partial("initial set"));
+    assert_eq!(wrong(212, 4, 212), partial("reachable set"));
 }
 
 #[test]
 fn vars_must_be_cubes() {
-    let c = Some(Format::C);
-    let reason = |bytes: &[u8], offset| match fails(bytes, c, offset) {
+    let reason = |field, value| match wrong(field, value, field as u64) {
         Invalid::NotACube { reason, .. } => reason,
         other => panic!("{other:?}"),
     };
     // Node 2 is x0 ? true : x2: its low edge is not false.
-    assert!(reason(&with_u64(116, 2), 116).contains("node 2 has a low edge other than false"));
-    assert!(reason(&with_u64(116, 0), 116).contains("ends in false"));
-    assert!(reason(&with_u64(116, 5 | C), 116).contains("complemented"));
-    assert!(matches!(
-        fails(&with_u64(116, 99), c, 116),
-        Invalid::RootOutOfRange { .. }
-    ));
-    assert!(matches!(
-        fails(&with_u64(176, 1 << 50), c, 176),
-        Invalid::ReservedBits { .. }
-    ));
+    assert!(reason(116, 2).contains("node 2 has a low edge other than false"));
+    assert!(reason(116, 0).contains("ends in false"));
+    assert!(reason(116, 5 | C).contains("complemented"));
+    let out_of_range = wrong(116, 99, 116);
+    assert!(matches!(out_of_range, Invalid::RootOutOfRange { .. }));
+    let reserved = wrong(176, 1 << 50, 176);
+    assert!(matches!(reserved, Invalid::ReservedBits { .. }));
 }
 
 #[test]
 fn relations_are_on_pairs_of_their_cube() {
-    let c = Some(Format::C);
     // vars = node 6, the cube of x0' alone: a next variable without its current one.
-    assert_eq!(
-        fails(&with_u64(176, 6), c, 176),
-        Invalid::UnpairedVar { var: 1 }
-    );
+    assert_eq!(wrong(176, 6, 176), Invalid::UnpairedVar { var: 1 });
     // A state cube (x0, x2) has neither next variable.
-    assert_eq!(
-        fails(&with_u64(176, 5), c, 176),
-        Invalid::UnpairedVar { var: 0 }
-    );
-    // Relation x2, on the cube of x0 and x0': x2 is outside the relation's variables.
-    assert!(matches!(
-        fails(&with_u64(168, 1), c, 20),
-        Invalid::VarOutsideBdd {
-            node: 1,
-            var: 2,
-            ..
-        }
-    ));
-    // The sets may not test next-state variables either.
-    assert!(matches!(
-        fails(&with_u64(100, 3), c, 52),
-        Invalid::VarOutsideBdd { node: 3, .. }
-    ));
+    assert_eq!(wrong(176, 5, 176), Invalid::UnpairedVar { var: 0 });
+    // Relation x2, on the cube of x0 and x0': x2 is outside the relation's variables; and
+    // the initial set x0', on the state cube.
+    let outside = |node, var, bdd: &str| Invalid::VarOutsideBdd {
+        node,
+        var,
+        bdd: bdd.to_string(),
+    };
+    assert_eq!(wrong(168, 1, 20), outside(1, 2, "relation of group 0"));
+    assert_eq!(wrong(100, 3, 52), outside(3, 1, "initial set"));
 }
 
 /// A one-bit model written by hand: the relation is x0' ∧ a0 (a0 = variable 1000000, an
