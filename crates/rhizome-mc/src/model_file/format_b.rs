@@ -41,34 +41,14 @@ pub(crate) fn parse_full(
     let mut c = Cursor::new(bytes, name);
 
     let vs_off = c.pos();
-    let vector_size = c.i32("vector_size")?;
-    if vector_size < 1 {
-        return Err(c.error_at(
-            vs_off,
-            Invalid::BadValue {
-                what: "vector_size",
-                value: i128::from(vector_size),
-                reason: "must be at least 1",
-            },
-        ));
-    }
+    let vector_size = c.i32_in("vector_size", 1..=i32::MAX, "must be at least 1")?;
     let vector_size = c.check_fits(vs_off, "state integer", vector_size as u64, 4)?;
     let mut state_bits = Vec::with_capacity(vector_size);
     let mut first_bit = Vec::with_capacity(vector_size);
     let mut total: u64 = 0;
     for _ in 0..vector_size {
         let off = c.pos();
-        let b = c.i32("state_bits entry")?;
-        if !(1..=64).contains(&b) {
-            return Err(c.error_at(
-                off,
-                Invalid::BadValue {
-                    what: "state_bits entry",
-                    value: i128::from(b),
-                    reason: "must be between 1 and 64",
-                },
-            ));
-        }
+        let b = c.i32_in("state_bits entry", 1..=64, "must be between 1 and 64")?;
         first_bit.push(total as u32);
         total += b as u64;
         if total > MAX_STATE_BITS {
@@ -220,18 +200,13 @@ fn read_int_index(
     vector_size: usize,
     what: &'static str,
 ) -> Result<usize, ModelError> {
-    let off = c.pos();
-    let i = c.i32(what)?;
-    if i < 0 || i as usize >= vector_size {
-        return Err(c.error_at(
-            off,
-            Invalid::BadValue {
-                what,
-                value: i128::from(i),
-                reason: "is not an integer index of the state vector",
-            },
-        ));
-    }
+    // `vector_size` came from an `i32`, so the last index fits one.
+    let last = vector_size as i32 - 1;
+    let i = c.i32_in(
+        what,
+        0..=last,
+        "is not an integer index of the state vector",
+    )?;
     Ok(i as usize)
 }
 
@@ -240,18 +215,11 @@ fn read_proj_len(
     vector_size: usize,
     what: &'static str,
 ) -> Result<usize, ModelError> {
-    let off = c.pos();
-    let n = c.i32(what)?;
-    if n < 0 || n as usize > vector_size {
-        return Err(c.error_at(
-            off,
-            Invalid::BadValue {
-                what,
-                value: i128::from(n),
-                reason: "must be between 0 and vector_size",
-            },
-        ));
-    }
+    let n = c.i32_in(
+        what,
+        0..=vector_size as i32,
+        "must be between 0 and vector_size",
+    )?;
     Ok(n as usize)
 }
 

@@ -205,8 +205,7 @@ pub struct StoredModel {
     pub initial: StoredSet,
     /// The transition groups, in file order.
     pub groups: Vec<StoredGroup>,
-    /// The reachable states, when the file stores them (format C); a correct reachability
-    /// computes exactly this set. The writers of formats A and B leave it out.
+    /// The reachable states, if the file stores them (format C; formats A and B cannot).
     pub reachable: Option<StoredSet>,
 }
 

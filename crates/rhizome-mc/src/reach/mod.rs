@@ -117,10 +117,6 @@ pub struct ReachReport {
     pub per_level: Vec<LevelRecord>,
     /// Deadlocks (with `deadlocks`).
     pub deadlocks: Option<Deadlocks>,
-    /// The comparison with the reachable states the model file stores (format C), made
-    /// after every complete run of a model that has them ([`Model::stored_reachable`]);
-    /// `None` without a stored set and in a partial report.
-    pub stored_check: Option<StoredCheck>,
     /// Seconds spent exploring (not loading).
     pub seconds: f64,
     /// Whether the exploration ran to its end (false in the report of an [`Incomplete`]).
@@ -128,6 +124,9 @@ pub struct ReachReport {
     /// The set of reachable states, rooted while the report (or a clone) lives; the
     /// visited states in a partial report.
     pub reachable: Root,
+    /// How the run compares with [`Model::stored_reachable`], the reachable states the
+    /// model file stores; `None` without them or in a partial report.
+    pub stored_check: Option<StoredCheck>,
 }
 
 /// An exploration that stopped before its end, with what it had found.
@@ -210,10 +209,10 @@ pub fn reach(
         level_nodes: run.level_nodes,
         per_level: run.per_level,
         deadlocks: deadlocks.as_ref().ok().cloned().flatten(),
-        stored_check,
         seconds,
         complete: deadlocks.is_ok(),
         reachable: run.visited,
+        stored_check,
     };
     match deadlocks {
         Ok(_) => Ok(report),
