@@ -23,9 +23,11 @@ const DEFAULT_BUILTIN: &str = "philosophers:64";
 
 #[derive(Args)]
 pub struct ReachArgs {
-    /// Model file: an LTSmin/Sylvan BDD model (`.bdd`, format A of the thesis-2014 files
-    /// or format B of Sylvan's `bddmc`, detected from the content; the repository's
-    /// `docs/` describes them). Without it, a built-in model is explored (see --builtin).
+    /// Model file: an LTSmin/Sylvan BDD model (`.bdd`, format A of the thesis-2014 files,
+    /// format B of Sylvan's `bddmc` or format C of Sylvan 1.x `mc` (the SPIN 2017 set),
+    /// detected from the content; the repository's `docs/` describes them). A file that
+    /// stores its reachable states (format C) has every run checked against them: the
+    /// summary's `check` line, and an error if they differ. Without it, a built-in model is explored (see --builtin).
     model: Option<PathBuf>,
     /// Built-in model to explore instead of a file: philosophers:N (N >= 2; `philosophers`
     /// alone is philosophers:64, also the default without a model file).
@@ -59,7 +61,8 @@ pub struct ReachArgs {
     /// Exceeding it stops the run with an error.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory: Option<usize>,
-    /// Model file format (a: thesis-2014 `-rgs.bdd`, b: ltsmin-2017); detected if absent.
+    /// Model file format (a: thesis-2014 `-rgs.bdd`, b: ltsmin-2017, c: spin17-beem);
+    /// detected if absent.
     #[arg(long, value_parser = parse_format)]
     format: Option<Format>,
     /// Also write the model in format B to this file (e.g. to export a built-in model).
@@ -185,7 +188,8 @@ fn parse_format(s: &str) -> Result<Format, String> {
     match s.to_ascii_lowercase().as_str() {
         "a" => Ok(Format::A),
         "b" => Ok(Format::B),
-        _ => Err(format!("unknown format `{s}` (expected a or b)")),
+        "c" => Ok(Format::C),
+        _ => Err(format!("unknown format `{s}` (expected a, b or c)")),
     }
 }
 
@@ -455,6 +459,9 @@ fn explore(
             }
         }
     }
+    if let Some(check) = &report.stored_check {
+        println!("check      {check}");
+    }
     println!(
         "time       {:.3} s (loading {:.3} s)",
         report.seconds, load_seconds
@@ -475,7 +482,10 @@ fn explore(
             outputs,
         )?;
     }
-    Ok(())
+    match &report.stored_check {
+        Some(check) if !check.matches() => bail!("{}: the exploration {check}", model.name),
+        _ => Ok(()),
+    }
 }
 
 /// The `--json` report: the summary's fields, the per-level series, the deadlocks and
@@ -539,6 +549,8 @@ fn write_json(
     if args.count_nodes {
         obj["level_nodes"] = json!(report.level_nodes);
     }
+    // `null`: the model stores no reachable set (formats A and B) or the run is partial.
+    obj["check"] = json!(report.stored_check.as_ref().map(|c| c.to_string()));
     let text = serde_json::to_string_pretty(&obj)? + "\n";
     match &mut outputs.report_to_stdout {
         Some(stdout) => stdout.write(&text),

@@ -217,6 +217,12 @@ fn json_agrees_with_summary(o: &Outcome, j: &Value) {
         assert!(obj.contains_key(key), "no `{key}` in {j}");
     }
     assert_eq!(j["model"].as_str(), Some(o.field("model")));
+    // A model file that stores its reachable set has the check; others have `null`.
+    assert_eq!(
+        j["check"].as_str(),
+        summary_field(&o.stdout, "check"),
+        "{j}"
+    );
     let strategy = o.field("strategy");
     let (name, workers) = strategy.split_once(" (").expect("strategy (N workers)");
     assert_eq!(j["strategy"].as_str(), Some(name));
@@ -885,14 +891,40 @@ fn unreadable_model_files_name_the_file() {
     ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
 )]
 #[test]
-fn format_c_files_are_refused_with_one_line() {
+fn format_c_runs_are_checked_against_the_stored_set() {
     let Some(dir) = models_dir() else { return };
     let file = model(&dir, "spin17-beem/phils.1.bdd");
+    let tmp = TempDir::new("format-c");
+    for strategy in ["bfs", "par", "chaining", "sat"] {
+        let json = tmp.path(&format!("{strategy}.json"));
+        let o = rhizome(&["reach", &file, "-s", strategy, "-d", "--json", s(&json)]).success();
+        assert_eq!(o.field("states"), "80");
+        assert_eq!(o.field("check"), "matches the stored reachable set");
+        json_agrees_with_summary(&o, &read_json(&json));
+    }
+    let forced = rhizome(&["reach", &file, "--format", "c"]).success();
+    assert_eq!(forced.field("check"), "matches the stored reachable set");
+
+    // The stored set complemented (bit 63 of its root, 24 bytes before the end): every
+    // run now disagrees with the file, which is an error after the summary and report.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() - 24 + 7;
+    bytes[at] ^= 0x80;
+    let wrong = tmp.write("wrong-set.bdd", &bytes);
+    let json = tmp.path("wrong.json");
+    let o = rhizome(&["reach", s(&wrong), "--json", s(&json)]);
+    // 2 bits for each of 8 integers: 65,536 states, 80 of them reachable.
     let e = clean_error(
-        &rhizome(&["reach", &file]),
-        &[&file, "format C", "not read yet"],
+        &o,
+        &[
+            s(&wrong),
+            "differs from the stored reachable set",
+            "65456 stored states not reached, 80 reached states not stored",
+        ],
     );
-    assert_eq!(error_offset(&e, &file), 0);
+    assert!(!e.contains('\n'), "{e}");
+    assert!(o.field("check").starts_with("differs"));
+    json_agrees_with_summary(&o, &read_json(&json));
 }
 
 #[test]
@@ -941,9 +973,12 @@ fn corrupt_model_files_name_the_file_and_the_offset() {
     let e = clean_error(&rhizome(&["reach", s(&export), "--format", "a"]), &[]);
     error_offset(&e, s(&export));
     usage_error(
-        &rhizome(&["reach", s(&export), "--format", "c"]),
-        &["--format", "`c`"],
+        &rhizome(&["reach", s(&export), "--format", "d"]),
+        &["--format", "`d`"],
     );
+    // A format-B file read as format C: a content error at the field that does not fit.
+    let e = clean_error(&rhizome(&["reach", s(&export), "--format", "c"]), &[]);
+    error_offset(&e, s(&export));
 }
 
 #[test]

@@ -1,10 +1,11 @@
 //! A model loaded into a BDD manager: initial states and a partitioned transition relation.
 
 use crate::model_file::{
-    COMPLEMENT, Format, INDEX_MASK, StoredGroup, StoredModel, StoredNode, StoredSet,
+    COMPLEMENT, Format, INDEX_MASK, StoredBdd, StoredGroup, StoredModel, StoredNode, StoredSet,
 };
 use rhizome_bdd::{Bdd, BddError, Manager, Root};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// One transition group: a relation over the current and next copies of a few state
 /// variables; all other state variables keep their values.
@@ -42,6 +43,10 @@ pub struct Model {
     /// variables are even: then `relnext` renames on the fly; otherwise images take a
     /// relational product and a rename.
     pub interleaved: bool,
+    /// The reachable states the model file stores (format C), kept outside the manager
+    /// until a run is checked against them ([`crate::reach::ReachReport::stored_check`]),
+    /// so that they take no table space while the states are explored.
+    pub stored_reachable: Option<Arc<StoredBdd>>,
     /// Keeps `initial` and every group's BDDs alive (only held: dropped, it releases them).
     _roots: Vec<Root>,
 }
@@ -96,33 +101,17 @@ impl Model {
             initial,
             groups: gs,
             interleaved,
+            stored_reachable: None,
             _roots: roots,
         })
     }
 
     /// Loads a stored model into `m`.
     pub fn from_stored(m: &mut Manager, name: String, s: &StoredModel) -> Result<Model, BddError> {
-        // All nodes are made in one operation: if the table fills up, the partial load is
-        // collected and the whole load runs again in a larger table.
-        let loaded = m.run_many(&[], |c| {
-            let mut table: Vec<Bdd> = Vec::with_capacity(s.nodes.len() + 1);
-            table.push(Bdd::FALSE);
-            let edge = |table: &[Bdd], r: u64| -> Bdd {
-                let b = table[(r & INDEX_MASK) as usize];
-                if r & COMPLEMENT != 0 { !b } else { b }
-            };
-            for n in &s.nodes {
-                if c.aborted() {
-                    // The table is full: `run_many` collects, grows and loads again.
-                    return Vec::new();
-                }
-                table.push(c.make(n.var, edge(&table, n.low), edge(&table, n.high)));
-            }
-            std::iter::once(s.initial.root)
-                .chain(s.groups.iter().map(|g| g.relation))
-                .map(|r| edge(&table, r))
-                .collect()
-        })?;
+        let roots: Vec<u64> = std::iter::once(s.initial.root)
+            .chain(s.groups.iter().map(|g| g.relation))
+            .collect();
+        let loaded = load_nodes(m, &s.nodes, &roots)?;
         let initial = loaded[0];
         // A set defined on part of the vector leaves the other integers unconstrained,
         // which is what its BDD already says.
@@ -133,7 +122,7 @@ impl Model {
             .map(|(g, &relation)| (relation, g.cur_vars.clone(), g.next_vars.clone()))
             .collect::<Vec<_>>();
         // No operation runs before `Model::new` roots what was loaded.
-        Model::new(
+        let mut model = Model::new(
             m,
             name,
             s.state_bits.clone(),
@@ -141,7 +130,9 @@ impl Model {
             s.prime_vars.clone(),
             initial,
             groups,
-        )
+        )?;
+        model.stored_reachable = s.reachable.as_ref().map(|r| Arc::new(s.extract(r.root)));
+        Ok(model)
     }
 
     /// The model as stored nodes (format-B conventions: the vars of a group are the
@@ -206,6 +197,7 @@ impl Model {
             nodes,
             initial,
             groups,
+            reachable: None,
         }
     }
 
@@ -238,4 +230,32 @@ impl Model {
         }
         out
     }
+}
+
+/// Loads a BDD kept outside the manager (such as [`Model::stored_reachable`]) into `m`.
+pub fn load_stored_bdd(m: &mut Manager, bdd: &StoredBdd) -> Result<Bdd, BddError> {
+    Ok(load_nodes(m, &bdd.nodes, &[bdd.root])?[0])
+}
+
+/// Makes `nodes` (children first, `nodes[i]` index `i + 1`) in `m` and returns the BDDs of
+/// `roots`, unrooted: the caller roots them before its next operation.
+fn load_nodes(m: &mut Manager, nodes: &[StoredNode], roots: &[u64]) -> Result<Vec<Bdd>, BddError> {
+    // All nodes are made in one operation: if the table fills up, the partial load is
+    // collected and the whole load runs again in a larger table.
+    m.run_many(&[], |c| {
+        let mut table: Vec<Bdd> = Vec::with_capacity(nodes.len() + 1);
+        table.push(Bdd::FALSE);
+        let edge = |table: &[Bdd], r: u64| -> Bdd {
+            let b = table[(r & INDEX_MASK) as usize];
+            if r & COMPLEMENT != 0 { !b } else { b }
+        };
+        for n in nodes {
+            if c.aborted() {
+                // The table is full: `run_many` collects, grows and loads again.
+                return Vec::new();
+            }
+            table.push(c.make(n.var, edge(&table, n.low), edge(&table, n.high)));
+        }
+        roots.iter().map(|&r| edge(&table, r)).collect()
+    })
 }

@@ -121,7 +121,7 @@ pub fn merge_relations(m: &mut Manager, model: Model) -> Result<Model, BddError>
         big_union(c, &extended)
     })?;
     // `Model::new` roots `merged` before it runs anything that could collect it.
-    Model::new(
+    let mut merged_model = Model::new(
         m,
         format!("{} (relations merged)", model.name),
         model.state_bits.clone(),
@@ -129,7 +129,9 @@ pub fn merge_relations(m: &mut Manager, model: Model) -> Result<Model, BddError>
         model.prime_vars.clone(),
         model.initial,
         vec![(merged, model.state_vars.clone(), model.prime_vars.clone())],
-    )
+    )?;
+    merged_model.stored_reachable = model.stored_reachable.clone();
+    Ok(merged_model)
 }
 
 /// The disjunction of `rs`, halves in parallel (as `bddmc`'s `big_union`).

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
+use rhizome_bdd::{Config, Manager};
+use rhizome_mc::model::{Model, load_stored_bdd};
 use rhizome_mc::model_file::{
     COMPLEMENT, Format, INDEX_MASK, StoredGroup, StoredModel, StoredNode, StoredSet, detect_format,
-    parse_model, read_model, same_function, try_write_format_a, write_format_b,
+    parse_model, read_model, same_function, try_write_format_a, try_write_format_c, write_format_b,
 };
 
 /// Every `*/*.bdd` under the models directory, sorted, with its bytes.
@@ -78,11 +80,9 @@ fn file_format(path: &Path, bytes: &[u8]) -> Format {
     detected
 }
 
-/// The real files of the formats the readers parse (A and B).
+/// The real files (every format is read).
 fn readable_files() -> impl Iterator<Item = &'static (PathBuf, Vec<u8>)> {
-    model_files()
-        .iter()
-        .filter(|(p, b)| file_format(p, b) != Format::C)
+    model_files().iter()
 }
 
 #[cfg_attr(
@@ -122,8 +122,15 @@ fn parses_every_real_model_file() {
         // Every node belongs to some BDD of the file: the exporters write no garbage.
         let reachable: usize = std::iter::once(m.initial.root)
             .chain(m.groups.iter().map(|g| g.relation))
+            .chain(m.reachable.iter().map(|s| s.root))
             .map(|r| m.reachable_nodes(r))
             .sum();
+        // Only format C stores the reachable states, always on the whole vector.
+        assert_eq!(m.reachable.is_some(), m.format == Format::C);
+        if let Some(set) = &m.reachable {
+            assert_eq!(set.vars, m.state_vars);
+            assert_eq!(m.initial.vars, m.state_vars);
+        }
         assert!(reachable >= m.nodes.len(), "{}", path.display());
         if m.format == Format::B {
             // LTSmin's exports define the initial set on the whole state vector.
@@ -236,6 +243,30 @@ fn assert_same_bdds(a: &StoredModel, b: &StoredModel) {
     }
 }
 
+/// Whether two models have the same layout and BDDs of the same functions, compared in one
+/// BDD manager (the format-C reader stores its BDDs reduced, which a generated model's
+/// need not be, so the shapes may differ).
+fn assert_same_functions(a: &StoredModel, b: &StoredModel) {
+    assert_eq!(a.state_vars, b.state_vars);
+    let mut m = Manager::with_config(Config {
+        workers: 1,
+        initial_nodes: 1 << 12,
+        ..Config::default()
+    });
+    let load = |m: &mut Manager, s: &StoredModel| {
+        let model = Model::from_stored(m, "x".into(), s).unwrap();
+        let stored = model.stored_reachable.as_ref();
+        let reachable = stored.map(|r| load_stored_bdd(m, r).unwrap());
+        let relations: Vec<_> = model.groups.iter().map(|g| g.relation).collect();
+        (model, relations, reachable)
+    };
+    let (ma, ra, sa) = load(&mut m, a);
+    let (mb, rb, sb) = load(&mut m, b);
+    assert_eq!(ma.initial, mb.initial);
+    assert_eq!(ra, rb);
+    assert_eq!(sa, sb);
+}
+
 #[cfg_attr(
     not(has_models),
     ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
@@ -268,26 +299,36 @@ fn format_a_rewrites_keep_the_bdds() {
     ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
 )]
 #[test]
-fn format_c_is_refused_with_its_clear_error() {
-    if !have_files("format_c_is_refused_with_its_clear_error") {
+fn format_c_files_rewrite_to_the_same_bdds() {
+    if !have_files("format_c_files_rewrite_to_the_same_bdds") {
         return;
     }
-    let mut refused = 0;
+    let mut read = 0;
     for (path, bytes) in model_files() {
         if file_format(path, bytes) != Format::C {
             continue;
         }
-        for forced in [None, Some(Format::C)] {
-            let e = parse_model(bytes, "c.bdd", forced).unwrap_err();
-            let s = e.to_string();
-            assert_eq!(e.offset(), Some(0), "{s}");
-            assert!(s.starts_with("c.bdd: byte 0: format C "), "{s}");
-            assert!(s.contains("is not read yet"), "{s}");
-            assert!(!s.contains('\n'), "{s}");
+        let m = parse_model(bytes, "c.bdd", Some(Format::C)).unwrap_or_else(|e| panic!("{e}"));
+        let stored = m.reachable.as_ref().unwrap();
+        for (format, rewrite) in [
+            (Format::C, try_write_format_c(&m).unwrap()),
+            (Format::B, write_format_b(&m)),
+            (Format::A, try_write_format_a(&m).unwrap()),
+        ] {
+            let back = parse_model(&rewrite, "rewritten", None).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(back.format, format, "{}", path.display());
+            assert_same_bdds(&m, &back);
+            if format == Format::C {
+                let again = back.reachable.as_ref().unwrap();
+                assert!(same_function(&m, stored.root, &back, again.root));
+                // The reader keeps a node only once and only if a BDD uses it.
+                assert_eq!(back.nodes.len(), m.nodes.len(), "{}", path.display());
+            }
         }
-        refused += 1;
+        read += 1;
     }
-    println!("{refused} format-C files refused");
+    println!("{read} format-C files rewritten");
+    assert!(read > 0, "no format-C file in the models directory");
 }
 
 #[test]
@@ -386,6 +427,15 @@ fn random_model(seed: u64) -> StoredModel {
             next_vars,
         });
     }
+    // Drawn last, so that the rest of a seed's model is as it was before sets were stored.
+    let reachable = (rng.below(2) == 0).then(|| {
+        let n = rng.below(6) as usize;
+        let root = random_bdd(&mut rng, &mut nodes, &initial.vars, n);
+        StoredSet {
+            root,
+            vars: initial.vars.clone(),
+        }
+    });
     StoredModel {
         format: Format::B,
         state_bits,
@@ -394,11 +444,12 @@ fn random_model(seed: u64) -> StoredModel {
         nodes,
         initial,
         groups,
+        reachable,
     }
 }
 
 fn check_parse_never_panics(bytes: &[u8]) -> Result<(), TestCaseError> {
-    for format in [None, Some(Format::A), Some(Format::B)] {
+    for format in [None, Some(Format::A), Some(Format::B), Some(Format::C)] {
         if let Err(e) = parse_model(bytes, "mutated", format) {
             let off = e.offset().expect("content error has an offset");
             prop_assert!(off <= bytes.len() as u64, "{e}");
@@ -424,22 +475,26 @@ proptest! {
         if m.state_bits.iter().all(|&b| b == m.state_bits[0]) {
             let a = parse_model(&try_write_format_a(&m).unwrap(), "gen-a", None).unwrap();
             prop_assert_eq!(a.format, Format::A);
-            prop_assert_eq!(StoredModel { format: Format::B, ..a }, m);
+            prop_assert_eq!(StoredModel { format: Format::B, reachable: m.reachable.clone(), ..a }, m.clone());
+            // Detection tells a written format-C file from format B by content alone.
+            let c = parse_model(&try_write_format_c(&m).unwrap(), "gen-c", None).unwrap();
+            prop_assert_eq!(c.format, Format::C);
+            assert_same_functions(&m, &c);
         }
     }
 
     #[test]
     fn generated_models_survive_corruption(
         seed in any::<u64>(),
-        as_a in any::<bool>(),
+        format in 0..3u8,
         cut in any::<prop::sample::Index>(),
         flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
     ) {
         let m = random_model(seed);
-        let bytes = if as_a {
-            match try_write_format_a(&m) { Ok(b) => b, Err(_) => write_format_b(&m) }
-        } else {
-            write_format_b(&m)
+        let bytes = match format {
+            0 => try_write_format_a(&m).unwrap_or_else(|_| write_format_b(&m)),
+            1 => try_write_format_c(&m).unwrap_or_else(|_| write_format_b(&m)),
+            _ => write_format_b(&m),
         };
         let cut = cut.index(bytes.len());
         let truncated = &bytes[..cut];

@@ -1,19 +1,20 @@
 //! Writes the seed corpus: the built-in models exported as `rhizome reach --builtin SPEC
-//! --write-model` does (format B), and a one-bit model in formats A and B (the built-in
-//! models mix 1- and 2-bit integers, which format A cannot hold).
+//! --write-model` does (format B), and a one-bit model in formats A, B and C (the built-in
+//! models mix 1- and 2-bit integers, which formats A and C cannot hold).
 //!
-//! Seeds are named `*.fmt-a` / `*.fmt-b`, never `*.bdd`: model files stay out of the
+//! Seeds are named `*.fmt-a` / `*.fmt-b` / `*.fmt-c`, never `*.bdd`: model files stay out of the
 //! repository, these small generated ones excepted. Usage: `seeds DIR`.
 
 use rhizome_bdd::Manager;
 use rhizome_mc::builtin;
 use rhizome_mc::model_file::{
     COMPLEMENT, Format, StoredGroup, StoredModel, StoredNode, StoredSet, try_write_format_a,
-    write_format_b,
+    try_write_format_c, write_format_b,
 };
 use std::path::Path;
 
-/// One 1-bit integer `x`; initially `x = 0`; one group sets `x' = 1`.
+/// One 1-bit integer `x`; initially `x = 0`; one group sets `x' = 1`; so both states are
+/// reachable (the stored set, which only format C writes, is `true`).
 fn toggle() -> StoredModel {
     StoredModel {
         format: Format::B,
@@ -41,6 +42,10 @@ fn toggle() -> StoredModel {
             cur_vars: vec![0],
             next_vars: vec![1],
         }],
+        reachable: Some(StoredSet {
+            root: COMPLEMENT,
+            vars: vec![0],
+        }),
     }
 }
 
@@ -72,4 +77,6 @@ fn main() {
     write(dir, "toggle.fmt-b", &write_format_b(&t));
     let a = try_write_format_a(&t).expect("one-bit integers fit format A");
     write(dir, "toggle.fmt-a", &a);
+    let c = try_write_format_c(&t).expect("one-bit integers on variables 0, 1 fit format C");
+    write(dir, "toggle.fmt-c", &c);
 }

@@ -70,6 +70,29 @@ impl<'a> Cursor<'a> {
         self.take::<4>(what).map(i32::from_le_bytes)
     }
 
+    /// Reads an `i32` that must lie in `range`; otherwise an error at its offset gives
+    /// `reason`.
+    pub(crate) fn i32_in(
+        &mut self,
+        what: &'static str,
+        range: std::ops::RangeInclusive<i32>,
+        reason: &'static str,
+    ) -> Result<i32, ModelError> {
+        let off = self.pos();
+        let v = self.i32(what)?;
+        if !range.contains(&v) {
+            return Err(self.error_at(
+                off,
+                Invalid::BadValue {
+                    what,
+                    value: i128::from(v),
+                    reason,
+                },
+            ));
+        }
+        Ok(v)
+    }
+
     pub(crate) fn u64(&mut self, what: &'static str) -> Result<u64, ModelError> {
         self.take::<8>(what).map(u64::from_le_bytes)
     }

@@ -3,7 +3,7 @@
 /// What is wrong at a given place of a model file.
 ///
 /// Node indices in these messages are the ones written in the file: global for format A,
-/// local to the `DD` block for format B.
+/// local to the `DD` block for format B, global for format C.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Invalid {
     /// The file ends in the middle of a field.
@@ -38,15 +38,41 @@ pub enum Invalid {
         /// Why it is refused.
         reason: &'static str,
     },
-    /// The file is in format C (Sylvan 1.x `mc`, the SPIN 2017 distributed checker's
-    /// models), which this version recognises but does not read yet.
+    /// A format-C `vars` reference is not a cube of positive literals (a chain of nodes
+    /// whose low edges are `false`, ending in `true`).
+    #[error("{what} vars reference {value:#x} is not a cube of positive literals: {reason}")]
+    NotACube {
+        /// Which BDD's variables.
+        what: &'static str,
+        /// The reference read.
+        value: u64,
+        /// What breaks the cube shape.
+        reason: String,
+    },
+    /// A format-C set is not defined on the whole state vector.
     #[error(
-        "format C (Sylvan 1.x `mc` / SPIN 2017 model with a stored reachable set) is not read yet; formats A (thesis-2014 `-rgs.bdd`) and B (LTSmin/Sylvan `bddmc` `.bdd`) are"
+        "{what} is on {vars} variables, but a format-C set must be on all {expected} current-state variables (k = vector_size)"
     )]
-    FormatCNotRead,
+    PartialSet {
+        /// Which set.
+        what: &'static str,
+        /// Variables in its cube.
+        vars: u64,
+        /// Current-state variables of the model.
+        expected: u64,
+    },
+    /// A format-C relation's cube holds a state variable without its partner (current
+    /// `2p` without next `2p+1`, or the reverse) or a variable that is not a state variable.
+    #[error(
+        "relation vars: variable {var} is not one of a current/next pair 2p, 2p+1 of the model's state variables"
+    )]
+    UnpairedVar {
+        /// The variable.
+        var: u32,
+    },
     /// The file is an LTSmin list-decision-diagram model, not a BDD model.
     #[error(
-        "this is an LDD file (LTSmin list decision diagrams, `.ldd`), not a BDD model: rhizome reads BDD model files, formats A (thesis-2014 `-rgs.bdd`) and B (LTSmin/Sylvan `bddmc` `.bdd`); use the `.bdd` file of the same model"
+        "this is an LDD file (LTSmin list decision diagrams, `.ldd`), not a BDD model: rhizome reads BDD model files, formats A (thesis-2014 `-rgs.bdd`), B (LTSmin/Sylvan `bddmc` `.bdd`) and C (Sylvan 1.x `mc` / SPIN 2017 `.bdd`); use the `.bdd` file of the same model"
     )]
     LddNotRead,
     /// The file is too short to tell format A from format B.
@@ -175,8 +201,9 @@ pub enum Invalid {
         /// Next-state var the model declares.
         expected: u32,
     },
-    /// Bytes after the last relation of a format-A file.
-    #[error("{count} trailing bytes after the last relation")]
+    /// Bytes after the last relation of a format-A file, or after the reachable set of a
+    /// format-C file.
+    #[error("{count} trailing bytes after the end of the model")]
     TrailingBytes {
         /// How many.
         count: u64,

@@ -89,7 +89,7 @@ pub(crate) fn parse(bytes: &[u8], name: &str) -> Result<StoredModel, ModelError>
     let mut table = NodeTable::new(state_vars.iter().chain(prime_vars.iter()).copied());
 
     // Initial set.
-    read_nodes(&mut c, &mut table)?;
+    read_nodes(&mut c, &mut table, layout_a)?;
     let root = read_root(&mut c, &table, "initial set")?;
     let k = read_k(&mut c, vector_size, bits, 4, "set variable")?;
     let mut vars = Vec::with_capacity(k);
@@ -125,7 +125,7 @@ pub(crate) fn parse(bytes: &[u8], name: &str) -> Result<StoredModel, ModelError>
     let group_count = c.count("group count", "group", MIN_REL_BYTES)?;
     let mut groups = Vec::with_capacity(group_count);
     for g in 0..group_count {
-        read_nodes(&mut c, &mut table)?;
+        read_nodes(&mut c, &mut table, layout_a)?;
         let root = read_root(&mut c, &table, "relation")?;
         let k = read_k(&mut c, vector_size, bits, 8, "relation variable pair")?;
         let mut cur = Vec::with_capacity(k);
@@ -197,6 +197,7 @@ pub(crate) fn parse(bytes: &[u8], name: &str) -> Result<StoredModel, ModelError>
         nodes: table.nodes,
         initial,
         groups,
+        reachable: None,
     })
 }
 
@@ -215,29 +216,49 @@ fn check_var_width(c: &Cursor, off: u64, what: &'static str, v: u32) -> Result<(
     Ok(())
 }
 
+/// A record layout: the two words of a 16-byte record as `(var, low, high)`, `high` with its
+/// complement mark. Formats A and C share `NODES` blocks but not the layout.
+pub(crate) type Layout = fn(u64, u64) -> (u32, u64, u64);
+
+/// Format A's record: `high` and `var` in the first word, `low` and the mark in the second.
+pub(crate) fn layout_a(w0: u64, w1: u64) -> (u32, u64, u64) {
+    (
+        (w0 >> 40) as u32,
+        w1 & INDEX_MASK,
+        (w0 & INDEX_MASK) | (w1 & COMPLEMENT),
+    )
+}
+
 /// `NODES`: a count and that many 16-byte records, numbered on from the nodes before.
-fn read_nodes(c: &mut Cursor, table: &mut NodeTable) -> Result<(), ModelError> {
+pub(crate) fn read_nodes(
+    c: &mut Cursor,
+    table: &mut NodeTable,
+    layout: Layout,
+) -> Result<(), ModelError> {
     let off = c.pos();
     let count = c.u64("node count")?;
     let count = c.check_fits(off, "node", count, 16)? as u64;
     let limit = table.len() + count;
     for _ in 0..count {
         let rec_off = c.pos();
-        let w0 = c.u64("node record")?;
-        let w1 = c.u64("node record")?;
+        let (var, low, high) = layout(c.u64("node record")?, c.u64("node record")?);
         let rec = Record {
             offset: rec_off,
             own: table.len() + 1,
-            var: (w0 >> 40) as u32,
-            low: w1 & INDEX_MASK,
-            high: (w0 & INDEX_MASK) | (w1 & COMPLEMENT),
+            var,
+            low,
+            high,
         };
         table.push(c, rec, 0, limit)?;
     }
     Ok(())
 }
 
-fn read_root(c: &mut Cursor, table: &NodeTable, what: &'static str) -> Result<u64, ModelError> {
+pub(crate) fn read_root(
+    c: &mut Cursor,
+    table: &NodeTable,
+    what: &'static str,
+) -> Result<u64, ModelError> {
     let off = c.pos();
     let raw = c.u64("root")?;
     table.root(c, off, what, raw, 0, table.len())

@@ -41,34 +41,14 @@ pub(crate) fn parse_full(
     let mut c = Cursor::new(bytes, name);
 
     let vs_off = c.pos();
-    let vector_size = c.i32("vector_size")?;
-    if vector_size < 1 {
-        return Err(c.error_at(
-            vs_off,
-            Invalid::BadValue {
-                what: "vector_size",
-                value: i128::from(vector_size),
-                reason: "must be at least 1",
-            },
-        ));
-    }
+    let vector_size = c.i32_in("vector_size", 1..=i32::MAX, "must be at least 1")?;
     let vector_size = c.check_fits(vs_off, "state integer", vector_size as u64, 4)?;
     let mut state_bits = Vec::with_capacity(vector_size);
     let mut first_bit = Vec::with_capacity(vector_size);
     let mut total: u64 = 0;
     for _ in 0..vector_size {
         let off = c.pos();
-        let b = c.i32("state_bits entry")?;
-        if !(1..=64).contains(&b) {
-            return Err(c.error_at(
-                off,
-                Invalid::BadValue {
-                    what: "state_bits entry",
-                    value: i128::from(b),
-                    reason: "must be between 1 and 64",
-                },
-            ));
-        }
+        let b = c.i32_in("state_bits entry", 1..=64, "must be between 1 and 64")?;
         first_bit.push(total as u32);
         total += b as u64;
         if total > MAX_STATE_BITS {
@@ -83,29 +63,8 @@ pub(crate) fn parse_full(
         }
         state_bits.push(b as u32);
     }
-    let ab_off = c.pos();
-    let action_bits = c.i32("action_bits")?;
-    if !(0..=64).contains(&action_bits) {
-        return Err(c.error_at(
-            ab_off,
-            Invalid::BadValue {
-                what: "action_bits",
-                value: i128::from(action_bits),
-                reason: "must be between 0 and 64",
-            },
-        ));
-    }
+    let action_bits = read_action_bits(&mut c, total)?;
     let total = total as u32;
-    if action_bits > 0 && 2 * total > FIRST_ACTION_VAR {
-        return Err(c.error_at(
-            ab_off,
-            Invalid::BadValue {
-                what: "action_bits",
-                value: i128::from(action_bits),
-                reason: "must be 0 when state variables reach the action variables at 1000000",
-            },
-        ));
-    }
     let action_vars: Vec<u32> = (0..action_bits as u32)
         .map(|i| FIRST_ACTION_VAR + i)
         .collect();
@@ -195,7 +154,7 @@ pub(crate) fn parse_full(
                 .iter()
                 .any(|n| n.var >= FIRST_ACTION_VAR)
         {
-            root = table.quantify_bottom(base, root, FIRST_ACTION_VAR);
+            root = table.quantify_bottom(base, &[root], FIRST_ACTION_VAR)[0];
         }
         groups.push(StoredGroup {
             relation: root,
@@ -213,8 +172,27 @@ pub(crate) fn parse_full(
         nodes: table.nodes,
         initial,
         groups,
+        reachable: None,
     };
     Ok((model, read_write))
+}
+
+/// `action_bits` (formats B and C): at most 64, and 0 when the `2 × state_bits` state
+/// variables would reach the first action variable.
+pub(crate) fn read_action_bits(c: &mut Cursor, state_bits: u64) -> Result<i32, ModelError> {
+    let off = c.pos();
+    let action_bits = c.i32_in("action_bits", 0..=64, "must be between 0 and 64")?;
+    if action_bits > 0 && 2 * state_bits > u64::from(FIRST_ACTION_VAR) {
+        return Err(c.error_at(
+            off,
+            Invalid::BadValue {
+                what: "action_bits",
+                value: i128::from(action_bits),
+                reason: "must be 0 when state variables reach the action variables at 1000000",
+            },
+        ));
+    }
+    Ok(action_bits)
 }
 
 fn read_int_index(
@@ -222,18 +200,13 @@ fn read_int_index(
     vector_size: usize,
     what: &'static str,
 ) -> Result<usize, ModelError> {
-    let off = c.pos();
-    let i = c.i32(what)?;
-    if i < 0 || i as usize >= vector_size {
-        return Err(c.error_at(
-            off,
-            Invalid::BadValue {
-                what,
-                value: i128::from(i),
-                reason: "is not an integer index of the state vector",
-            },
-        ));
-    }
+    // `vector_size` came from an `i32`, so the last index fits one.
+    let last = vector_size as i32 - 1;
+    let i = c.i32_in(
+        what,
+        0..=last,
+        "is not an integer index of the state vector",
+    )?;
     Ok(i as usize)
 }
 
@@ -242,18 +215,11 @@ fn read_proj_len(
     vector_size: usize,
     what: &'static str,
 ) -> Result<usize, ModelError> {
-    let off = c.pos();
-    let n = c.i32(what)?;
-    if n < 0 || n as usize > vector_size {
-        return Err(c.error_at(
-            off,
-            Invalid::BadValue {
-                what,
-                value: i128::from(n),
-                reason: "must be between 0 and vector_size",
-            },
-        ));
-    }
+    let n = c.i32_in(
+        what,
+        0..=vector_size as i32,
+        "must be between 0 and vector_size",
+    )?;
     Ok(n as usize)
 }
 

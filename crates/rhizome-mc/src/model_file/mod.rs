@@ -1,15 +1,19 @@
 //! Readers and a writer for the symbolic model files (BEEM models exported as BDDs by LTSmin).
 //!
-//! Two binary formats occur, both described in `docs/model-files.md`:
+//! Three binary formats occur, all described in `docs/model-files.md`:
 //!
 //! * **Format A** (`thesis-2014/*-rgs.bdd`): one node numbering runs across the whole file;
 //!   explicit current/next-state variable arrays.
 //! * **Format B** (`ltsmin-2017/*.bdd`): each BDD is a `DD` block with its own 1-based
 //!   numbering; state bit `p` is variable `2p`, its next-state copy `2p+1`.
+//! * **Format C** (`spin17-beem/*.bdd`, Sylvan 1.x `mc`): format A's one numbering with
+//!   format B's variables; a BDD's variables are given as a cube, and the file stores its
+//!   reachable states ([`StoredModel::reachable`]).
 //!
-//! Both are read into one representation, [`StoredModel`], whose `nodes` vector gives every
+//! All are read into one representation, [`StoredModel`], whose `nodes` vector gives every
 //! node of the file a single index (format-B blocks are renumbered by the count of nodes
-//! read before them). References are 64-bit words: bits 0..39 index (1-based, 0 = `false`),
+//! read before them; format C keeps only the nodes of its sets and relations, not those of
+//! its cubes). References are 64-bit words: bits 0..39 index (1-based, 0 = `false`),
 //! bit 63 complement mark ([`COMPLEMENT`]); so `COMPLEMENT` alone is `true`.
 //!
 //! # Format detection
@@ -24,11 +28,11 @@
 //!
 //! A non-zero word is format C instead when the bytes also carry format C's signature: the
 //! `size_t` node count at byte 12, and after that many 16-byte records the initial set's
-//! `size_t k` equal to the `int vector_size` at byte 0. Format C is recognised so that its
-//! files get one clear error ([`Invalid::FormatCNotRead`]) instead of a misleading one
-//! from the format-B reader; it is not read yet. The signature is a heuristic a format-B
-//! file can meet by chance (a generated one did), so a file detected as C that the strict
-//! format-B reader accepts is format B.
+//! `size_t k` equal to the `int vector_size` at byte 0, then a `vars` cube among those
+//! records. Every file the format-C reader accepts has it (its sets must be on the whole
+//! vector). The signature is a heuristic a format-B file can meet by chance (a generated
+//! one did), so a file detected as C that the format-C reader refuses and the strict
+//! format-B reader accepts is format B; if both refuse it, the format-C error is reported.
 //!
 //! # LDD files
 //!
@@ -54,6 +58,18 @@
 //!   reach 1000000 cannot declare action bits; a set may not test action variables.
 //! * Everything after the last relation (reachable states, labels) is ignored.
 //!
+//! # Format C specifics
+//!
+//! * Sets (initial and reachable) must be on the whole state vector (`k = vector_size`,
+//!   the cube all current-state variables), as Sylvan's `mc` writes them; a group's cube
+//!   must hold its variables in pairs `2p`, `2p+1`. A relation node that tests a state
+//!   variable outside its cube is refused like any node outside its BDD's variables (the
+//!   specification would quantify it; no file does that, and a reader that silently did
+//!   could hide a broken export).
+//! * Action labels are quantified as in format B, in one rebuild of the whole table after
+//!   reading (nodes may be shared between BDDs, so no block can be rebuilt on its own).
+//! * `has_reachable` must be 0 or 1; nothing may follow the reachable set.
+//!
 //! # Validation
 //!
 //! Reading never panics and never allocates from an unchecked count: every count is checked
@@ -67,11 +83,13 @@
 //! node's; format-B action variables count only in relations); duplicated variables; a
 //! format-A relation whose prime variable is not the model's next-state copy of its current
 //! variable; a node reachable from a BDD's root that tests a variable outside that BDD's
-//! declared variables; trailing bytes in format A.
+//! declared variables; trailing bytes in formats A and C; a format-C `vars` reference that
+//! is not a cube of positive literals, a set not on the whole vector, an unpaired relation
+//! variable.
 //! A complemented low edge cannot be expressed by either record layout (the one
 //! complement bit belongs to the high edge); [`StoredModel::validate`] checks it for models
 //! built in memory. Unused record bits (format A: bits 40..62 of the second word; format B:
-//! bits 40..61 of the first) are ignored, as the specification leaves them unused.
+//! bits 40..61 of the first; format C: bits 40..62 of the first) are ignored, as the specification leaves them unused.
 //!
 //! # Example
 //!
@@ -90,6 +108,7 @@
 //!     ],
 //!     initial: StoredSet { root: 1 | COMPLEMENT, vars: vec![0] },
 //!     groups: vec![StoredGroup { relation: 2, cur_vars: vec![0], next_vars: vec![1] }],
+//!     reachable: None,
 //! };
 //! let bytes = write_format_b(&model);
 //! let back = parse_model(&bytes, "example.bdd", None).unwrap();
@@ -100,17 +119,21 @@ mod cursor;
 mod error;
 mod format_a;
 mod format_b;
+mod format_c;
 mod nodes;
+mod subgraph;
+mod validate;
 mod write;
 
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 
 pub use error::{Invalid, ModelError, ModelInvariantError};
-pub use write::{try_write_format_a, try_write_format_b, write_format_b};
+pub use subgraph::StoredBdd;
+pub use write::{try_write_format_a, try_write_format_b, try_write_format_c, write_format_b};
 
 /// Complement mark of a reference (bit 63).
 pub const COMPLEMENT: u64 = 1 << 63;
@@ -120,7 +143,7 @@ pub const INDEX_MASK: u64 = (1 << 40) - 1;
 /// Node records hold the variable in 24 bits, and each state bit needs two variables.
 pub(crate) const MAX_STATE_BITS: u64 = 1 << 23;
 
-/// The two on-disk formats.
+/// The three on-disk formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// `thesis-2014/*-rgs.bdd`: global node numbering, explicit variable arrays.
@@ -128,8 +151,7 @@ pub enum Format {
     /// `ltsmin-2017/*.bdd`: one `DD` block per BDD, local numbering, variables `2p`/`2p+1`.
     B,
     /// `spin17-beem/*.bdd` (Sylvan 1.x `mc`, the SPIN 2017 distributed checker): global
-    /// numbering, variable cubes, a stored reachable set. Recognised, not read yet: parsing
-    /// it fails with [`Invalid::FormatCNotRead`].
+    /// numbering, variables `2p`/`2p+1` named by cubes, a stored reachable set.
     C,
 }
 
@@ -183,6 +205,8 @@ pub struct StoredModel {
     pub initial: StoredSet,
     /// The transition groups, in file order.
     pub groups: Vec<StoredGroup>,
+    /// The reachable states, if the file stores them (format C; formats A and B cannot).
+    pub reachable: Option<StoredSet>,
 }
 
 /// Reads and parses a model file, detecting its format.
@@ -229,19 +253,12 @@ pub fn parse_model(
     match format {
         Format::A => format_a::parse(bytes, name),
         Format::B => format_b::parse(bytes, name),
-        Format::C => {
-            let refused = ModelError::Invalid {
-                file: name.to_string(),
-                offset: 0,
-                what: Invalid::FormatCNotRead,
-            };
+        Format::C => match format_c::parse(bytes, name) {
             // The signature is a guess that a format-B file can meet by chance (its `int`
             // fields read as format C's counts); the strict B reader then decides.
-            match forced {
-                false => format_b::parse(bytes, name).map_err(|_| refused),
-                true => Err(refused),
-            }
-        }
+            Err(e) if !forced => format_b::parse(bytes, name).map_err(|_| e),
+            read => read,
+        },
     }
 }
 
@@ -251,7 +268,7 @@ pub fn detect_format(bytes: &[u8]) -> Option<Format> {
     let word = bytes.get(4..8)?;
     if word == [0, 0, 0, 0] {
         Some(Format::A)
-    } else if has_format_c_signature(bytes) {
+    } else if format_c::has_signature(bytes) {
         Some(Format::C)
     } else {
         Some(Format::B)
@@ -310,51 +327,6 @@ pub fn read_write_projections(
     })
 }
 
-/// Format C starts `int vector_size, int bits, int action_bits`, then the initial set's
-/// `size_t count` and `count` 16-byte records, then `size_t root, size_t k` with `k` equal to
-/// `vector_size`, then the `vars` cube: a reference to one of those records, which must be at
-/// least `vector_size * bits` of them (one per variable of the cube). In format B the same
-/// bytes are `int` fields (`state_bits`, `action_bits`, the set's `k`, ...), which would have
-/// to form a node count that exactly lands on a copy of `vector_size` and a valid cube
-/// further on. That can still happen by chance, so [`parse_model`] lets the format-B reader
-/// have a detected format-C file that it accepts.
-fn has_format_c_signature(bytes: &[u8]) -> bool {
-    let u64_at = |at: u64| -> Option<u64> {
-        let at = usize::try_from(at).ok()?;
-        Some(u64::from_le_bytes(
-            bytes.get(at..at.checked_add(8)?)?.try_into().ok()?,
-        ))
-    };
-    let (Some(vector_size), Some(count)) = (bytes.get(0..4), u64_at(12)) else {
-        return false;
-    };
-    let int_at = |at: usize| {
-        bytes
-            .get(at..at + 4)
-            .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
-    };
-    let vector_size = i32::from_le_bytes(vector_size.try_into().unwrap());
-    let (Some(bits), Some(action_bits)) = (int_at(4), int_at(8)) else {
-        return false;
-    };
-    let Some(k_at) = count
-        .checked_mul(16)
-        .and_then(|records| records.checked_add(12 + 8 + 8))
-    else {
-        return false;
-    };
-    let cube_vars = u64::from(vector_size.unsigned_abs()) * u64::from(bits.unsigned_abs());
-    vector_size > 0
-        && bits > 0
-        && action_bits >= 0
-        && count >= cube_vars
-        && u64_at(k_at) == Some(vector_size as u64)
-        && k_at
-            .checked_add(8)
-            .and_then(u64_at)
-            .is_some_and(|vars| (1..=count).contains(&vars))
-}
-
 impl StoredModel {
     /// Number of state integers.
     pub fn vector_size(&self) -> usize {
@@ -390,135 +362,6 @@ impl StoredModel {
             }
         }
         seen.len()
-    }
-
-    /// Checks every invariant the readers guarantee, for a model built or changed in memory:
-    /// layout lengths, distinct variables, children-first nodes with ordered variables and
-    /// uncomplemented low edges, roots in range, sets and groups on valid variables (a group's
-    /// `next_vars[i]` the model's copy of `cur_vars[i]`, both ascending by `cur_vars`), and
-    /// each BDD's nodes testing only that BDD's variables.
-    pub fn validate(&self) -> Result<(), ModelInvariantError> {
-        let fail = |s: String| Err(ModelInvariantError(s));
-        if self.state_bits.is_empty() {
-            return fail("no state integers".into());
-        }
-        if let Some(b) = self.state_bits.iter().find(|&&b| b == 0 || b > 64) {
-            return fail(format!("state integer with {b} bits (must be 1..=64)"));
-        }
-        let total: u64 = self.state_bits.iter().map(|&b| u64::from(b)).sum();
-        if total > MAX_STATE_BITS {
-            return fail(format!("{total} state bits exceed 2^23"));
-        }
-        if self.state_vars.len() as u64 != total || self.prime_vars.len() as u64 != total {
-            return fail(format!(
-                "{} state vars and {} prime vars for {total} state bits",
-                self.state_vars.len(),
-                self.prime_vars.len()
-            ));
-        }
-        let mut position = HashMap::new();
-        for (p, &v) in self.state_vars.iter().chain(&self.prime_vars).enumerate() {
-            if u64::from(v) >= 2 * MAX_STATE_BITS {
-                return fail(format!("variable {v} exceeds the 24-bit variable field"));
-            }
-            if position.insert(v, p).is_some() {
-                return fail(format!("variable {v} used twice"));
-            }
-        }
-        for (i, n) in self.nodes.iter().enumerate() {
-            let own = i as u64 + 1;
-            if !position.contains_key(&n.var) {
-                return fail(format!("node {own}: var {} is not a model variable", n.var));
-            }
-            if n.low & COMPLEMENT != 0 {
-                return fail(format!("node {own}: low edge is complemented"));
-            }
-            for (edge, r) in [("low", n.low), ("high", n.high)] {
-                if r & nodes::RESERVED != 0 {
-                    return fail(format!(
-                        "node {own}: {edge} reference has reserved bits set"
-                    ));
-                }
-                let c = r & INDEX_MASK;
-                if c == 0 {
-                    continue;
-                }
-                if c >= own {
-                    return fail(format!(
-                        "node {own}: {edge} child {c} is not written before it"
-                    ));
-                }
-                let cv = self.nodes[(c - 1) as usize].var;
-                if cv <= n.var {
-                    return fail(format!(
-                        "node {own} (var {}): {edge} child {c} has var {cv}, not below it",
-                        n.var
-                    ));
-                }
-            }
-        }
-        let total = self.total_bits();
-        let is_cur = |v: &u32| position.get(v).is_some_and(|&p| p < total);
-        let check_root = |what: &str, r: u64| {
-            if r & nodes::RESERVED != 0 || r & INDEX_MASK > self.nodes.len() as u64 {
-                return fail(format!("{what}: root {r:#x} out of range"));
-            }
-            Ok(())
-        };
-        let ascending = |vs: &[u32]| vs.windows(2).all(|w| w[0] < w[1]);
-
-        check_root("initial set", self.initial.root)?;
-        if !ascending(&self.initial.vars) || !self.initial.vars.iter().all(is_cur) {
-            return fail("initial set: vars not ascending current-state vars".into());
-        }
-        self.check_domain("initial set", self.initial.root, &self.initial.vars)?;
-        for (g, grp) in self.groups.iter().enumerate() {
-            let what = format!("group {g}");
-            check_root(&what, grp.relation)?;
-            if !ascending(&grp.cur_vars)
-                || !grp.cur_vars.iter().all(is_cur)
-                || grp.cur_vars.len() != grp.next_vars.len()
-            {
-                return fail(format!("{what}: cur_vars not ascending current-state vars"));
-            }
-            for (c, n) in grp.cur_vars.iter().zip(&grp.next_vars) {
-                let expected = self.prime_vars[position[c]];
-                if *n != expected {
-                    return fail(format!(
-                        "{what}: next var {n} of var {c} should be {expected}"
-                    ));
-                }
-            }
-            let mut domain: Vec<u32> = grp.cur_vars.iter().chain(&grp.next_vars).copied().collect();
-            domain.sort_unstable();
-            self.check_domain(&what, grp.relation, &domain)?;
-        }
-        Ok(())
-    }
-
-    fn check_domain(
-        &self,
-        what: &str,
-        root: u64,
-        sorted: &[u32],
-    ) -> Result<(), ModelInvariantError> {
-        let mut seen = HashSet::new();
-        let mut stack = vec![root & INDEX_MASK];
-        while let Some(i) = stack.pop() {
-            if i == 0 || !seen.insert(i) {
-                continue;
-            }
-            let n = self.nodes[(i - 1) as usize];
-            if sorted.binary_search(&n.var).is_err() {
-                return Err(ModelInvariantError(format!(
-                    "{what}: node {i} tests var {} outside its variables",
-                    n.var
-                )));
-            }
-            stack.push(n.low & INDEX_MASK);
-            stack.push(n.high & INDEX_MASK);
-        }
-        Ok(())
     }
 }
 

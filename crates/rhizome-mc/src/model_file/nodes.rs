@@ -197,15 +197,21 @@ impl NodeTable {
         Ok(())
     }
 
-    /// Existentially quantifies every variable `>= first_bottom` out of the BDD rooted at
-    /// `root`, whose nodes are the block starting after global index `base` (the last block).
+    /// Existentially quantifies every variable `>= first_bottom` out of the BDDs rooted at
+    /// `roots`, whose nodes are the block starting after global index `base` (the last
+    /// block; format C passes the whole table, base 0, and every root of the file).
     /// Those variables must lie below all others in the order (they do: callers pass a bound
     /// above every state variable), so quantification only turns each sub-BDD over them
     /// into the constant telling whether it is satisfiable; the nodes above are rebuilt
     /// reduced and canonical (uncomplemented low edges, no duplicates). The block is replaced
-    /// by exactly the rebuilt nodes reachable from the new root, children first; returns the
-    /// new root.
-    pub(crate) fn quantify_bottom(&mut self, base: u64, root: u64, first_bottom: u32) -> u64 {
+    /// by exactly the rebuilt nodes reachable from the new roots, children first, shared
+    /// between the roots; returns the new roots.
+    pub(crate) fn quantify_bottom(
+        &mut self,
+        base: u64,
+        roots: &[u64],
+        first_bottom: u32,
+    ) -> Vec<u64> {
         let block_offset = self.offsets.get(base as usize).copied().unwrap_or(0);
         let old: Vec<StoredNode> = self.nodes.split_off(base as usize);
         self.offsets.truncate(base as usize);
@@ -235,7 +241,7 @@ impl NodeTable {
         // which it is reached: `rebuilt[(i, neg)]` is the new reference of `∃ bottom. (¬)f_i`.
         let mut rebuilt: HashMap<(u64, bool), u64> = HashMap::new();
         let mut unique: HashMap<(u32, u64, u64), u64> = HashMap::new();
-        let mut stack = vec![(root, false)];
+        let mut stack: Vec<(u64, bool)> = roots.iter().map(|&r| (r, false)).collect();
         while let Some((r, expanded)) = stack.pop() {
             if r & INDEX_MASK == 0 {
                 continue;
@@ -273,7 +279,10 @@ impl NodeTable {
             };
             rebuilt.insert(key, new_ref);
         }
-        Self::mapped(&old, &sat, &rebuilt, base, first_bottom, root)
+        roots
+            .iter()
+            .map(|&r| Self::mapped(&old, &sat, &rebuilt, base, first_bottom, r))
+            .collect()
     }
 
     /// The rebuilt form of old reference `r` (see [`NodeTable::quantify_bottom`]).

@@ -2,6 +2,8 @@
 
 use super::*;
 
+mod format_c;
+
 const C: u64 = COMPLEMENT;
 
 fn put32(out: &mut Vec<u8>, v: u32) {

@@ -1,6 +1,5 @@
-//! Writers: format B (one `DD` block per BDD, local numbering) and format A (one numbering).
-
-use std::collections::HashMap;
+//! Writers: format B (one `DD` block per BDD, local numbering), format A (one numbering)
+//! and format C (one numbering, cubes, the reachable set).
 
 use super::error::ModelInvariantError;
 use super::{COMPLEMENT, INDEX_MASK, StoredModel};
@@ -30,17 +29,7 @@ pub fn write_format_b(model: &StoredModel) -> Vec<u8> {
 /// state integers (format B names integers, not bits).
 pub fn try_write_format_b(model: &StoredModel) -> Result<Vec<u8>, ModelInvariantError> {
     model.validate()?;
-    let standard = model
-        .state_vars
-        .iter()
-        .zip(&model.prime_vars)
-        .enumerate()
-        .all(|(p, (&c, &n))| c as usize == 2 * p && n as usize == 2 * p + 1);
-    if !standard {
-        return Err(ModelInvariantError(
-            "format B requires state bit p to be variable 2p and its next-state copy 2p+1".into(),
-        ));
-    }
+    require_standard_vars(model, "B")?;
     let vector_size = model.vector_size();
     let mut out = Vec::new();
     put_i32(&mut out, vector_size as i32);
@@ -87,12 +76,7 @@ pub fn try_write_format_b(model: &StoredModel) -> Result<Vec<u8>, ModelInvariant
 /// count that is not a multiple of that width.
 pub fn try_write_format_a(model: &StoredModel) -> Result<Vec<u8>, ModelInvariantError> {
     model.validate()?;
-    let bits = model.state_bits[0];
-    if model.state_bits.iter().any(|&b| b != bits) {
-        return Err(ModelInvariantError(
-            "format A requires every state integer to have the same width".into(),
-        ));
-    }
+    let bits = uniform_width(model, "A")?;
     let k_of = |n: usize, what: &str| {
         if n.is_multiple_of(bits as usize) {
             Ok((n / bits as usize) as u64)
@@ -130,6 +114,103 @@ pub fn try_write_format_a(model: &StoredModel) -> Result<Vec<u8>, ModelInvariant
     Ok(out)
 }
 
+/// Writes `model` as format-C bytes: every node in the initial set's `NODES` block (model
+/// order), followed by the cube of the state variables; each relation's block holds only
+/// its cube; the reachable set, when the model has one, reuses the state cube. `action_bits`
+/// is 0. Reading the result gives the same BDDs (the reader drops the cubes' nodes).
+///
+/// Errors if the model is invalid ([`StoredModel::validate`]), does not use the variables
+/// `2p`/`2p+1` (as format B), has integers of different widths (as format A), or has a set
+/// not on the whole state vector (format C's sets always are).
+pub fn try_write_format_c(model: &StoredModel) -> Result<Vec<u8>, ModelInvariantError> {
+    model.validate()?;
+    require_standard_vars(model, "C")?;
+    let bits = uniform_width(model, "C")?;
+    let sets = std::iter::once(&model.initial).chain(&model.reachable);
+    if sets.into_iter().any(|s| s.vars != model.state_vars) {
+        return Err(ModelInvariantError(
+            "format C requires every set to be on all state variables".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    for v in [model.vector_size() as u32, bits, 0] {
+        put_u32(&mut out, v);
+    }
+    // A cube of `vars` written as records after the `written` nodes before it; returns its
+    // records and its reference.
+    let cube = |vars: &[u32], written: u64| {
+        let mut records = Vec::with_capacity(vars.len());
+        let mut next = COMPLEMENT; // true
+        for (k, &v) in vars.iter().rev().enumerate() {
+            records.push([next, u64::from(v) << 40]);
+            next = written + k as u64 + 1;
+        }
+        (records, if vars.is_empty() { COMPLEMENT } else { next })
+    };
+    let (state_cube, state_ref) = cube(&model.state_vars, model.nodes.len() as u64);
+    put_u64(&mut out, (model.nodes.len() + state_cube.len()) as u64);
+    for n in &model.nodes {
+        put_u64(&mut out, n.high);
+        put_u64(&mut out, n.low | (u64::from(n.var) << 40));
+    }
+    let put_records = |out: &mut Vec<u8>, records: &[[u64; 2]]| {
+        for word in records.iter().flatten() {
+            put_u64(out, *word);
+        }
+    };
+    put_records(&mut out, &state_cube);
+    let k = model.vector_size() as u64;
+    for word in [model.initial.root, k, state_ref] {
+        put_u64(&mut out, word);
+    }
+    put_i32(&mut out, model.groups.len() as i32);
+    let mut written = (model.nodes.len() + state_cube.len()) as u64;
+    for grp in &model.groups {
+        let mut vars: Vec<u32> = grp.cur_vars.iter().chain(&grp.next_vars).copied().collect();
+        vars.sort_unstable();
+        let (records, vars_ref) = cube(&vars, written);
+        written += records.len() as u64;
+        put_u64(&mut out, records.len() as u64);
+        put_records(&mut out, &records);
+        put_u64(&mut out, grp.relation);
+        put_u64(&mut out, vars_ref);
+    }
+    put_i32(&mut out, i32::from(model.reachable.is_some()));
+    if let Some(set) = &model.reachable {
+        for word in [0, set.root, k, state_ref] {
+            put_u64(&mut out, word);
+        }
+    }
+    Ok(out)
+}
+
+/// Formats B and C fix the variables: state bit `p` is `2p`, its next-state copy `2p+1`.
+fn require_standard_vars(model: &StoredModel, format: &str) -> Result<(), ModelInvariantError> {
+    let standard = model
+        .state_vars
+        .iter()
+        .zip(&model.prime_vars)
+        .enumerate()
+        .all(|(p, (&c, &n))| c as usize == 2 * p && n as usize == 2 * p + 1);
+    if !standard {
+        return Err(ModelInvariantError(format!(
+            "format {format} requires state bit p to be variable 2p and its next-state copy 2p+1"
+        )));
+    }
+    Ok(())
+}
+
+/// Formats A and C have one `bits_per_integer`: the width of every state integer.
+fn uniform_width(model: &StoredModel, format: &str) -> Result<u32, ModelInvariantError> {
+    let bits = model.state_bits[0];
+    if model.state_bits.iter().any(|&b| b != bits) {
+        return Err(ModelInvariantError(format!(
+            "format {format} requires every state integer to have the same width"
+        )));
+    }
+    Ok(bits)
+}
+
 /// The integers whose bits are exactly `vars` (sorted current-state vars `2p`).
 fn whole_integers(
     model: &StoredModel,
@@ -154,37 +235,16 @@ fn whole_integers(
     Ok(ints)
 }
 
+/// One `DD` block: the nodes reachable from `root`, renumbered 1, 2, … in model order.
 fn put_dd(out: &mut Vec<u8>, model: &StoredModel, root: u64) {
-    let mut reach: Vec<u64> = Vec::new();
-    let mut local: HashMap<u64, u64> = HashMap::new();
-    let mut stack = vec![root & INDEX_MASK];
-    while let Some(i) = stack.pop() {
-        if i == 0 || local.insert(i, 0).is_some() {
-            continue;
-        }
-        reach.push(i);
-        let n = model.nodes[(i - 1) as usize];
-        stack.push(n.low & INDEX_MASK);
-        stack.push(n.high & INDEX_MASK);
-    }
-    // Children have smaller model indices, so increasing order is children-first.
-    reach.sort_unstable();
-    for (k, &i) in reach.iter().enumerate() {
-        local.insert(i, k as u64 + 1);
-    }
-    let map = |r: u64| {
-        let i = r & INDEX_MASK;
-        let l = if i == 0 { 0 } else { local[&i] };
-        l | (r & COMPLEMENT)
-    };
-    put_u64(out, reach.len() as u64);
-    for &i in &reach {
-        let n = model.nodes[(i - 1) as usize];
-        put_u64(out, map(n.high));
-        put_u64(out, map(n.low) | (u64::from(n.var) << 40));
+    let bdd = model.extract(root);
+    put_u64(out, bdd.nodes.len() as u64);
+    for n in &bdd.nodes {
+        put_u64(out, n.high);
+        put_u64(out, n.low | (u64::from(n.var) << 40));
     }
     put_i32(out, 1);
-    put_u64(out, map(root));
+    put_u64(out, bdd.root);
 }
 
 fn put_i32(out: &mut Vec<u8>, v: i32) {

@@ -2,18 +2,21 @@
 //!
 //! [`reach`] is the driver: it runs one strategy (`bfs.rs` for bfs and par,
 //! `chaining.rs`, `saturation.rs`), then deadlock detection (`deadlocks.rs`) and a trace
-//! (`trace.rs`), and assembles the [`ReachReport`]; `progress.rs` records the levels and
+//! (`trace.rs`), checks the result against the reachable set the model file stores
+//! (`check.rs`), and assembles the [`ReachReport`]; `progress.rs` records the levels and
 //! feeds the progress callback, `image.rs` holds the images the strategies share. BDDs
 //! held across operations are [`Root`]s, so an early return releases them.
 
 mod bfs;
 mod chaining;
+mod check;
 mod deadlocks;
 mod image;
 mod progress;
 mod saturation;
 mod trace;
 
+pub use check::StoredCheck;
 pub use deadlocks::Deadlocks;
 pub use progress::{LevelRecord, Progress, Watch};
 pub use trace::TraceStep;
@@ -121,6 +124,9 @@ pub struct ReachReport {
     /// The set of reachable states, rooted while the report (or a clone) lives; the
     /// visited states in a partial report.
     pub reachable: Root,
+    /// How the run compares with [`Model::stored_reachable`], the reachable states the
+    /// model file stores; `None` without them or in a partial report.
+    pub stored_check: Option<StoredCheck>,
 }
 
 /// An exploration that stopped before its end, with what it had found.
@@ -184,7 +190,16 @@ pub fn reach(
         Ok(()) => Ok(None),
         Err(e) => Err(e),
     };
+    // The check is not exploration: it stays out of the time.
     let seconds = run.start.elapsed().as_secs_f64();
+    let checked = deadlocks.and_then(|d| {
+        let check = check::check_stored(m, model, run.visited.get())?;
+        Ok((d, check))
+    });
+    let (deadlocks, stored_check) = match checked {
+        Ok((d, check)) => (Ok(d), check),
+        Err(e) => (Err(e), None),
+    };
     let reachable = run.visited.get();
     let report = ReachReport {
         strategy,
@@ -197,6 +212,7 @@ pub fn reach(
         seconds,
         complete: deadlocks.is_ok(),
         reachable: run.visited,
+        stored_check,
     };
     match deadlocks {
         Ok(_) => Ok(report),
