@@ -208,7 +208,8 @@ impl Owner {
         // take slots below the published split, which is at most `head`) and no
         // earlier thief still uses it (a stolen slot is released only when completed).
         unsafe { slot.job.write(job) };
-        slot.state.store(FREE, Ordering::Relaxed);
+        // No `state = FREE` store here: every slot is FREE unless a thief took it, and
+        // the owner resets a stolen slot when it releases it (`end_wait`).
         self.head.set(h + 1);
         // One test for both reasons to share: the owner raises `movesplit` itself when
         // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
@@ -317,6 +318,11 @@ impl Owner {
 
     /// The thief of slot `h` has completed: the slot is free and the deque empty.
     pub(super) fn end_wait(&self, h: usize) {
+        // The thief is done with the slot, so nobody else writes `state` now. Resetting it
+        // here rather than at every push keeps a store off the fork path; the next thief
+        // of the slot overwrites it only after winning the slot through `ts`, whose
+        // release below (or at the next share) orders this store before that one.
+        self.deque().slots[h].state.store(FREE, Ordering::Relaxed);
         self.head.set(h);
         self.split.set(h);
         self.set_allstolen();
