@@ -247,7 +247,7 @@ impl Owner {
         // One test for both reasons to share: the owner raises `movesplit` itself when
         // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
         if self.deque().movesplit.load(Ordering::Relaxed) {
-            self.share(self.index(h));
+            self.share(h);
         }
         Some(Pushed(h))
     }
@@ -261,7 +261,8 @@ impl Owner {
     /// Shares tasks after the push of slot `h` found `movesplit` raised.
     #[cold]
     #[inline(never)]
-    fn share(&self, h: usize) {
+    fn share(&self, h: *const Slot) {
+        let h = self.index(h);
         let d = self.deque();
         if self.allstolen.get() {
             // Everything below was stolen: share this task at once (it is the largest
