@@ -156,15 +156,25 @@ impl Deque {
     }
 }
 
+/// A slot that [`Owner::push`] filled, to be handed back to
+/// [`pop_or_reclaim`](Owner::pop_or_reclaim).
+#[derive(Clone, Copy)]
+pub(super) struct Pushed(*const Slot);
+
 /// The owner's side of a deque: the private `head`, `split` and `allstolen` in plain
-/// cells, and the deque's slots as a pointer and length so that a push reads only this
-/// struct (it sits inside `Worker`).
+/// cells, and the deque's slots as a pointer range so that a push reads only this struct
+/// (it sits inside `Worker`).
+///
+/// `head` and `split` are slot pointers, not indices (as in Lace): a push then writes
+/// through `head` directly, without scaling an index, and a pop compares pointers. The
+/// shared `ts` word keeps indices; only the rare paths that touch it convert.
 pub(super) struct Owner {
     deque: *const Deque,
     slots: *const Slot,
-    capacity: usize,
-    head: Cell<usize>,
-    split: Cell<usize>,
+    /// One past the last slot.
+    end: *const Slot,
+    head: Cell<*const Slot>,
+    split: Cell<*const Slot>,
     /// Nothing below `head` is shared any more; whenever it is set, so is the deque's
     /// `movesplit`, the one flag `push` tests.
     allstolen: Cell<bool>,
@@ -176,12 +186,13 @@ impl Owner {
     /// # Safety
     /// `deque` outlives the owner, is not reallocated, and has no other owner meanwhile.
     pub(super) unsafe fn new(deque: &Deque) -> Owner {
+        let slots = deque.slots.as_ptr_range();
         let o = Owner {
             deque,
-            slots: deque.slots.as_ptr(),
-            capacity: deque.slots.len(),
-            head: Cell::new(0),
-            split: Cell::new(0),
+            slots: slots.start,
+            end: slots.end,
+            head: Cell::new(slots.start),
+            split: Cell::new(slots.start),
             allstolen: Cell::new(true),
         };
         o.set_allstolen();
@@ -194,28 +205,51 @@ impl Owner {
         unsafe { &*self.deque }
     }
 
+    /// The index of the slot `p` points at (or one past the last).
+    #[inline]
+    fn index(&self, p: *const Slot) -> usize {
+        // SAFETY: the owner's pointers all lie in `slots..=end`, one allocation.
+        unsafe { p.offset_from_unsigned(self.slots) }
+    }
+
+    /// The slot at index `i`, at most the capacity.
+    #[inline]
+    fn slot_at(&self, i: usize) -> *const Slot {
+        debug_assert!(i <= self.index(self.end));
+        // SAFETY: `i` is at most the capacity, so the result stays in `slots..=end`.
+        unsafe { self.slots.add(i) }
+    }
+
+    /// The index of a slot that `push` returned.
+    #[cfg(all(test, loom))]
+    pub(super) fn index_of(&self, pushed: Pushed) -> usize {
+        self.index(pushed.0)
+    }
+
     /// Pushes a task and returns its slot; `None` when the deque is full.
     #[inline]
-    pub(super) fn push(&self, job: JobRef) -> Option<usize> {
+    pub(super) fn push(&self, job: JobRef) -> Option<Pushed> {
         let h = self.head.get();
-        if h == self.capacity {
+        if h == self.end {
             return None;
         }
-        // SAFETY: `h < capacity`, and `slots` points into the deque, which `new`'s
-        // contract keeps alive and in place.
-        let slot = unsafe { &*self.slots.add(h) };
+        // SAFETY: `h` is in `slots..end`, inside the deque, which `new`'s contract keeps
+        // alive and in place.
+        let slot = unsafe { &*h };
         // SAFETY: slot `h` is at or above `head`, so no thief can take it (thieves only
         // take slots below the published split, which is at most `head`) and no
         // earlier thief still uses it (a stolen slot is released only when completed).
         unsafe { slot.job.write(job) };
-        slot.state.store(FREE, Ordering::Relaxed);
-        self.head.set(h + 1);
+        // No `state = FREE` store here: every slot is FREE unless a thief took it, and
+        // the owner resets a stolen slot when it releases it (`end_wait`).
+        // SAFETY: `h < end`, so `h + 1` is at most `end`.
+        self.head.set(unsafe { h.add(1) });
         // One test for both reasons to share: the owner raises `movesplit` itself when
         // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
         if self.deque().movesplit.load(Ordering::Relaxed) {
             self.share(h);
         }
-        Some(h)
+        Some(Pushed(h))
     }
 
     /// Nothing is shared any more: the next push shares at once.
@@ -227,18 +261,19 @@ impl Owner {
     /// Shares tasks after the push of slot `h` found `movesplit` raised.
     #[cold]
     #[inline(never)]
-    fn share(&self, h: usize) {
+    fn share(&self, h: *const Slot) {
+        let h = self.index(h);
         let d = self.deque();
         if self.allstolen.get() {
             // Everything below was stolen: share this task at once (it is the largest
             // piece of work this worker will fork for a while).
             self.allstolen.set(false);
-            self.split.set(h + 1);
+            self.split.set(self.slot_at(h + 1));
             d.movesplit.store(false, Ordering::Relaxed);
             d.ts.store(pack(h, h + 1), Ordering::Release);
         } else {
             // A thief asked for work: share the older half of the private tasks.
-            let split = self.split.get();
+            let split = self.index(self.split.get());
             let new_split = split + (h + 1 - split).div_ceil(2);
             let mut ts = d.ts.load(Ordering::Relaxed);
             loop {
@@ -253,26 +288,28 @@ impl Owner {
                     Err(now) => ts = now,
                 }
             }
-            self.split.set(new_split);
+            self.split.set(self.slot_at(new_split));
             d.movesplit.store(false, Ordering::Relaxed);
         }
     }
 
-    /// Takes back the most recent task, pushed to slot `h`: true if it was not stolen (it
+    /// Takes back the most recent task, in slot `pushed`: true if it was not stolen (it
     /// is popped and the caller runs it), false if a thief has it (it stays reserved until
     /// completed: see [`begin_wait`](Owner::begin_wait)).
     ///
-    /// `h` comes from `push` rather than from `head` (which is `h + 1` again, as every
+    /// The slot comes from `push` rather than from `head` (one past it again, as every
     /// join in between has popped its own task): reading `head` back would chain every
     /// join's pop to the store of the previous one through memory, a store-forwarding
     /// delay on the critical path of each join.
     #[inline]
-    pub(super) fn pop_or_reclaim(&self, h: usize) -> bool {
-        debug_assert_eq!(self.head.get(), h + 1);
-        if h >= self.split.get() {
-            self.head.set(h);
+    pub(super) fn pop_or_reclaim(&self, pushed: Pushed) -> bool {
+        let Pushed(p) = pushed;
+        debug_assert_eq!(self.head.get(), p.wrapping_add(1));
+        if p >= self.split.get() {
+            self.head.set(p);
             return true;
         }
+        let h = self.index(p);
         let d = self.deque();
         let mut ts = d.ts.load(Ordering::Acquire);
         loop {
@@ -286,8 +323,8 @@ impl Owner {
                 .compare_exchange(ts, pack(tail, h), Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => {
-                    self.split.set(h);
-                    self.head.set(h);
+                    self.split.set(p);
+                    self.head.set(p);
                     return true;
                 }
                 Err(now) => ts = now,
@@ -300,10 +337,10 @@ impl Owner {
     /// with [`end_wait`](Owner::end_wait). Meanwhile the owner may push and run other
     /// tasks above it.
     pub(super) fn begin_wait(&self) -> usize {
-        let h = self.head.get() - 1;
+        let h = self.index(self.head.get()) - 1;
         // Thieves take the oldest tasks first, so every task below `h` is stolen too:
         // the deque is empty apart from the reserved slot `h`.
-        self.split.set(h + 1);
+        self.split.set(self.head.get());
         self.set_allstolen();
         h
     }
@@ -317,8 +354,13 @@ impl Owner {
 
     /// The thief of slot `h` has completed: the slot is free and the deque empty.
     pub(super) fn end_wait(&self, h: usize) {
-        self.head.set(h);
-        self.split.set(h);
+        // The thief is done with the slot, so nobody else writes `state` now. Resetting it
+        // here rather than at every push keeps a store off the fork path; the next thief
+        // of the slot overwrites it only after winning the slot through `ts`, whose
+        // release below (or at the next share) orders this store before that one.
+        self.deque().slots[h].state.store(FREE, Ordering::Relaxed);
+        self.head.set(self.slot_at(h));
+        self.split.set(self.slot_at(h));
         self.set_allstolen();
         self.deque().ts.store(pack(h, h), Ordering::Release);
     }

@@ -34,7 +34,7 @@ pub(crate) use idle::set_helper;
 
 use crate::backoff::Backoff;
 use crate::rng::XorShift64;
-use deque::{COMPLETED, Deque, Owner, THIEF_BASE};
+use deque::{COMPLETED, Deque, Owner, Pushed, THIEF_BASE};
 use job::StackJob;
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -177,7 +177,7 @@ struct ReclaimOnUnwind<'a, F: FnOnce(&Worker) -> R, R> {
     worker: &'a Worker,
     job: &'a StackJob<F, R>,
     /// The slot the job was pushed to.
-    slot: usize,
+    slot: Pushed,
 }
 
 impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
@@ -194,7 +194,7 @@ impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
 fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
     worker: &Worker,
     job: &StackJob<F, R>,
-    slot: usize,
+    slot: Pushed,
 ) {
     // A task that was not stolen is dropped unrun; a stolen one's result (or panic) is
     // dropped here: the first panic is the one that propagates.

@@ -5,7 +5,7 @@
 //! and that what a thief writes before completing is visible to the owner after it.
 
 use super::super::job::JobRef;
-use super::{COMPLETED, Deque, Owner};
+use super::{COMPLETED, Deque, Owner, Pushed};
 use ::loom::cell::UnsafeCell;
 use ::loom::sync::Arc;
 use ::loom::thread;
@@ -37,8 +37,9 @@ enum Ran {
 
 /// Takes back the task `tag` pushed to slot `h`, as `Worker::join` does: pops it, or
 /// waits for its thief and checks what the thief left. Returns who ran it.
-fn take_back(b: &Bench, o: &Owner, h: usize, tag: usize) -> (Ran, usize) {
-    if o.pop_or_reclaim(h) {
+fn take_back(b: &Bench, o: &Owner, pushed: Pushed, tag: usize) -> (Ran, usize) {
+    let h = o.index_of(pushed);
+    if o.pop_or_reclaim(pushed) {
         return (Ran::Owner, tag);
     }
     assert_eq!(o.begin_wait(), h);
@@ -114,7 +115,7 @@ type Taken = Vec<(Ran, usize)>;
 
 /// Nested forks: pushes tasks `1..=n`, then takes them back, newest first.
 fn nested(b: &Bench, o: &Owner, n: usize) -> Taken {
-    let pushed: Vec<(usize, usize)> = (1..=n)
+    let pushed: Vec<(Pushed, usize)> = (1..=n)
         .map(|tag| (o.push(JobRef::tagged(tag)).expect("room"), tag))
         .collect();
     (pushed.iter().rev())
