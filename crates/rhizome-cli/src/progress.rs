@@ -272,13 +272,5 @@ fn rss_text() -> String {
 
 /// Resident memory of this process now (VmRSS), in bytes.
 fn current_rss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = s
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
+    crate::reach::process_status_bytes("VmRSS:")
 }

@@ -233,10 +233,15 @@ fn physical_memory() -> usize {
 
 /// Peak resident memory of this process so far (VmHWM), in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
+    process_status_bytes("VmHWM:")
+}
+
+/// A memory field of `/proc/self/status` (given in KiB there, e.g. `VmRSS:`), in bytes.
+pub fn process_status_bytes(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let kb: u64 = s
         .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
+        .find(|l| l.starts_with(field))?
         .split_whitespace()
         .nth(1)?
         .parse()

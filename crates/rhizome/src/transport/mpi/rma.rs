@@ -288,7 +288,7 @@ impl Rma for MpiTransport {
         let (ptr, len) = (dst.as_mut_ptr(), dst.len());
         if let Some(m) = &self.msg {
             // SAFETY: `dst` is borrowed until the blocking get has completed.
-            return unsafe { m.get(&self.lock, at.pe, at.segment, at.offset, ptr, len, true) };
+            return unsafe { m.get(&self.lock, at, ptr, len, true) };
         }
         // SAFETY: `dst` is valid for its length and borrowed until `transfer` has flushed
         // the get; the range was checked by `locate`; lock held or MPI thread-safe.
@@ -301,7 +301,7 @@ impl Rma for MpiTransport {
     fn put(&self, at: Addr, src: &[u8]) -> Result<(), TransportError> {
         let (ptr, len) = (src.as_ptr(), src.len());
         if let Some(m) = &self.msg {
-            return m.put(&self.lock, at.pe, at.segment, at.offset, src, true);
+            return m.put(&self.lock, at, src, true);
         }
         // SAFETY: `src` is valid for its length until `transfer` has flushed the put;
         // range checked by `locate`; lock held or MPI thread-safe.
@@ -314,7 +314,7 @@ impl Rma for MpiTransport {
     unsafe fn get_nbi(&self, at: Addr, dst: *mut u8, len: usize) -> Result<(), TransportError> {
         if let Some(m) = &self.msg {
             // SAFETY: the caller keeps `dst` valid and untouched until `quiet`.
-            return unsafe { m.get(&self.lock, at.pe, at.segment, at.offset, dst, len, false) };
+            return unsafe { m.get(&self.lock, at, dst, len, false) };
         }
         // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
         // this window (`transfer` marks it pending); range checked; lock held or MPI
@@ -329,7 +329,7 @@ impl Rma for MpiTransport {
         if let Some(m) = &self.msg {
             // SAFETY: the caller keeps `src` valid for `len` bytes (copied at once).
             let src = unsafe { std::slice::from_raw_parts(src, len) };
-            return m.put(&self.lock, at.pe, at.segment, at.offset, src, false);
+            return m.put(&self.lock, at, src, false);
         }
         // SAFETY: as in `get_nbi`, with `src` unchanged until `quiet`.
         self.transfer(at, len, false, |seg| unsafe {
@@ -342,17 +342,7 @@ impl Rma for MpiTransport {
         if let Some(m) = &self.msg {
             let mut result = 0u64;
             // SAFETY: `result` lives until the blocking atomic has completed.
-            unsafe {
-                m.atomic(
-                    &self.lock,
-                    at.pe,
-                    at.segment,
-                    at.offset,
-                    op,
-                    &mut result,
-                    true,
-                )?
-            };
+            unsafe { m.atomic(&self.lock, at, op, &mut result, true)? };
             return Ok(result);
         }
         let seg = self.word(at)?;
@@ -375,9 +365,7 @@ impl Rma for MpiTransport {
     ) -> Result<(), TransportError> {
         if let Some(m) = &self.msg {
             // SAFETY: the caller keeps `result` valid and untouched until `quiet`.
-            return unsafe {
-                m.atomic(&self.lock, at.pe, at.segment, at.offset, op, result, false)
-            };
+            return unsafe { m.atomic(&self.lock, at, op, result, false) };
         }
         let seg = self.word(at)?;
         let mut l = self.mpi();

@@ -36,7 +36,7 @@ mod server;
 
 use super::raw::{H, byte_type, check};
 use crate::backoff::Backoff;
-use crate::transport::{AtomicOp, SegmentId, TransportError};
+use crate::transport::{Addr, AtomicOp, SegmentId, TransportError};
 use ::mpi::ffi;
 use server::{GET, HEADER, PUT, REPLY, REQUEST, Server, apply, atomic_header, fatal};
 use std::ffi::{c_int, c_void};
@@ -131,23 +131,11 @@ impl MsgRma {
     }
 
     /// Bounds (and, for an atomic, alignment) check of an access.
-    fn check(
-        &self,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
-        len: usize,
-        word: bool,
-    ) -> Result<(), TransportError> {
-        let at = crate::transport::Addr {
-            pe,
-            segment,
-            offset,
-        };
+    fn check(&self, at: Addr, len: usize, word: bool) -> Result<(), TransportError> {
         if word {
             crate::transport::check_word(at)?;
         }
-        let seg_len = self.segment_len(segment);
+        let seg_len = self.segment_len(at.segment);
         let max = c_int::MAX as usize - HEADER;
         crate::transport::check_access(at, len, self.size, seg_len, max)
     }
@@ -156,21 +144,18 @@ impl MsgRma {
     ///
     /// # Safety
     /// `dst` must stay valid for writes of `len` bytes until the operation is complete.
-    #[allow(clippy::too_many_arguments, reason = "the get's parts and the lock")]
     pub(super) unsafe fn get(
         &self,
         lock: &super::MpiLock,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
+        at: Addr,
         dst: *mut u8,
         len: usize,
         blocking: bool,
     ) -> Result<(), TransportError> {
-        self.check(pe, segment, offset, len, false)?;
-        let header = [GET, segment as u64, offset as u64, len as u64, 0];
+        self.check(at, len, false)?;
+        let header = [GET, at.segment as u64, at.offset as u64, len as u64, 0];
         let req = Request {
-            pe,
+            pe: at.pe,
             header,
             payload: &[],
             reply: dst,
@@ -184,16 +169,14 @@ impl MsgRma {
     pub(super) fn put(
         &self,
         lock: &super::MpiLock,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
+        at: Addr,
         src: &[u8],
         blocking: bool,
     ) -> Result<(), TransportError> {
-        self.check(pe, segment, offset, src.len(), false)?;
-        let header = [PUT, segment as u64, offset as u64, 0, 0];
+        self.check(at, src.len(), false)?;
+        let header = [PUT, at.segment as u64, at.offset as u64, 0, 0];
         let req = Request {
-            pe,
+            pe: at.pe,
             header,
             payload: src,
             reply: std::ptr::null_mut(),
@@ -207,21 +190,18 @@ impl MsgRma {
     ///
     /// # Safety
     /// `result` must stay valid for a write until the operation is complete.
-    #[allow(clippy::too_many_arguments, reason = "the atomic's parts and the lock")]
     pub(super) unsafe fn atomic(
         &self,
         lock: &super::MpiLock,
-        pe: usize,
-        segment: SegmentId,
-        offset: usize,
+        at: Addr,
         op: AtomicOp,
         result: *mut u64,
         blocking: bool,
     ) -> Result<(), TransportError> {
-        self.check(pe, segment, offset, 8, true)?;
-        let header = atomic_header(segment, offset, op);
+        self.check(at, 8, true)?;
+        let header = atomic_header(at.segment, at.offset, op);
         let req = Request {
-            pe,
+            pe: at.pe,
             header,
             payload: &[],
             reply: result.cast(),
