@@ -1,0 +1,291 @@
+//! The page protocol of one PE: page states, twins, intervals and write notices.
+//!
+//! All of it runs on the PE's service thread (the PE's main thread, which also runs the
+//! runtime's message handlers), so the state lives in a `RefCell`, borrowed only between
+//! waits: a wait runs handlers, which borrow it too.
+//!
+//! - A page is *invalid* (no access), *read* (valid, read-only) or *write* (valid,
+//!   read-write, written in the current interval). Pages start valid everywhere: every
+//!   copy of fresh memory is zero.
+//! - A read fault fetches the page from its home through the runtime view, then opens it
+//!   read-only; a write fault on a non-home page makes a twin, then opens it read-write.
+//!   A home page never needs a twin: the home's copy is the master.
+//! - Closing an interval (at a release or a barrier) write-protects the pages written in
+//!   it, sends each non-home page's diff against its twin to the home and waits for the
+//!   homes' acknowledgements, then records the interval's write notice (its page list)
+//!   under the next value of this PE's vector-timestamp entry.
+//! - Applying another PE's write notices (at an acquire or a barrier) invalidates the named
+//!   pages that this PE does not home; a page this PE is writing is first closed to its
+//!   threads and its diff sent home, so the refetch merges both writers.
+
+use crate::diff;
+use crate::fault::DONE_OK;
+use crate::region::Access;
+use crate::stats::DsmStats;
+use crate::wire::{Bytes, Wire};
+use crate::{Homes, Shared};
+use rhizome::Ctx;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PageState {
+    Invalid,
+    Read,
+    Write,
+}
+
+/// A lock as its manager keeps it.
+#[derive(Default)]
+pub(crate) struct ManagedLock {
+    pub(crate) held: bool,
+    /// Waiting acquirers: `(pe, slot)`.
+    pub(crate) queue: VecDeque<(u32, u32)>,
+    /// The vector timestamp of the releases so far: what an acquirer must know.
+    pub(crate) vt: Vec<u32>,
+}
+
+/// The protocol state of one PE.
+pub(crate) struct Pe {
+    pub(crate) me: usize,
+    pub(crate) pes: usize,
+    pub(crate) states: Vec<PageState>,
+    pub(crate) homes: Vec<u32>,
+    /// Allocated bytes of the region (the bump pointer).
+    pub(crate) allocated: usize,
+    twins: HashMap<u32, Box<[u8]>>,
+    /// Pages written in the current interval.
+    written: BTreeSet<u32>,
+    /// This PE's vector timestamp: intervals of each PE whose notices it has applied.
+    pub(crate) vt: Vec<u32>,
+    /// This PE's own write notices since the last barrier; entry `i` is interval
+    /// `log_base + 1 + i`.
+    pub(crate) log: Vec<Vec<u32>>,
+    pub(crate) log_base: u32,
+    /// Locks held by this PE's threads: lock -> slot.
+    pub(crate) held: HashMap<u32, usize>,
+    /// Grants received and not yet served: `(lock, slot, vt)`.
+    pub(crate) grants: VecDeque<(u32, u32, Vec<u32>)>,
+    /// Slots waiting in the barrier.
+    pub(crate) arrivals: Vec<usize>,
+    /// Locks this PE manages.
+    pub(crate) locks: HashMap<u32, ManagedLock>,
+    pub(crate) stats: DsmStats,
+}
+
+impl Pe {
+    pub(crate) fn new(me: usize, pes: usize, pages: usize) -> Pe {
+        Pe {
+            me,
+            pes,
+            states: vec![PageState::Invalid; pages],
+            homes: Vec::new(),
+            allocated: 0,
+            twins: HashMap::new(),
+            written: BTreeSet::new(),
+            vt: vec![0; pes],
+            log: Vec::new(),
+            log_base: 0,
+            held: HashMap::new(),
+            grants: VecDeque::new(),
+            arrivals: Vec::new(),
+            locks: HashMap::new(),
+            stats: DsmStats::default(),
+        }
+    }
+
+    /// Gives pages `first..first + count` homes and makes them valid (zero everywhere).
+    pub(crate) fn add_pages(&mut self, first: usize, count: usize, homes: Homes) {
+        let pes = self.pes;
+        self.homes.resize(first, 0);
+        self.homes.extend((0..count).map(|i| match homes {
+            Homes::Block => (i * pes / count) as u32,
+            Homes::Cyclic => (i % pes) as u32,
+            Homes::Pe(p) => (p % pes) as u32,
+        }));
+        for s in &mut self.states[first..first + count] {
+            *s = PageState::Read;
+        }
+    }
+}
+
+/// The protocol of one PE: its shared state, its protocol state and its message ids.
+pub(crate) struct Protocol {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) pe: Rc<RefCell<Pe>>,
+    pub(crate) wire: Wire,
+}
+
+impl Protocol {
+    fn page(&self) -> usize {
+        self.shared.region.page()
+    }
+
+    /// Serves a fault of one application thread: `Ok` once the access can run again.
+    pub(crate) fn fault(&self, ctx: &Ctx, arg: usize) -> Result<(), String> {
+        let offset = arg >> 2;
+        let known = arg & 2 != 0;
+        let write = arg & 1 != 0;
+        let p = offset / self.page();
+        let (state, home, me, allocated) = {
+            let pe = self.pe.borrow();
+            (pe.states[p], pe.homes.get(p).copied(), pe.me, pe.allocated)
+        };
+        if offset >= allocated {
+            return Err(format!(
+                "rhizome: error: PE {me} accessed byte {offset} of the DSM region, beyond the {allocated} bytes allocated"
+            ));
+        }
+        let home = home.expect("allocated pages have homes") as usize;
+        match state {
+            PageState::Invalid => {
+                let page = ctx.call(home, self.wire.get_page, &(p as u32)).wait();
+                let region = &self.shared.region;
+                region.with_page(p, |d| d.copy_from_slice(&page.0));
+                region.protect(p, 1, Access::Read);
+                let mut pe = self.pe.borrow_mut();
+                pe.states[p] = PageState::Read;
+                pe.stats.read_faults += 1;
+                pe.stats.page_fetches += 1;
+                pe.stats.messages += 2;
+                drop(pe);
+                if known && write {
+                    // The retried store would fault again at once: open it for writing
+                    // now (one fault instead of two).
+                    self.open_for_write(p, home);
+                }
+            }
+            // A thread that only read, served after another thread's fetch: nothing left.
+            PageState::Read if known && !write => {}
+            PageState::Read => self.open_for_write(p, home),
+            // Another thread's fault on this page opened it first: served once for all.
+            PageState::Write => {}
+        }
+        Ok(())
+    }
+
+    fn open_for_write(&self, p: usize, home: usize) {
+        let region = &self.shared.region;
+        let mut pe = self.pe.borrow_mut();
+        if home != pe.me {
+            let twin: Box<[u8]> = region.with_page(p, |d| (&*d).into());
+            pe.twins.insert(p as u32, twin);
+        }
+        pe.states[p] = PageState::Write;
+        pe.written.insert(p as u32);
+        pe.stats.write_faults += 1;
+        region.protect(p, 1, Access::Write);
+    }
+
+    /// Closes page `p` to the application threads (to `access`) and, if it has a twin,
+    /// sends its diff home; returns the call to wait for.
+    fn flush_page<'c>(
+        &self,
+        ctx: &'c Ctx,
+        p: u32,
+        access: Access,
+    ) -> Option<rhizome::CallHandle<'c, ()>> {
+        let region = &self.shared.region;
+        let mut pe = self.pe.borrow_mut();
+        if pe.states[p as usize] != PageState::Write {
+            return None;
+        }
+        // Closed before the diff is taken, so no store lands between the two unseen.
+        region.protect(p as usize, 1, access);
+        pe.states[p as usize] = if access == Access::None {
+            PageState::Invalid
+        } else {
+            PageState::Read
+        };
+        let twin = pe.twins.remove(&p)?;
+        let mut d = Vec::new();
+        region.with_page(p as usize, |page| diff::encode(&twin, page, &mut d));
+        if d.is_empty() {
+            return None;
+        }
+        pe.stats.diffs_created += 1;
+        pe.stats.bytes += d.len() as u64;
+        pe.stats.messages += 2;
+        let home = pe.homes[p as usize] as usize;
+        drop(pe);
+        Some(ctx.call(home, self.wire.diff, &(p, Bytes(d))))
+    }
+
+    /// Ends the current interval (a release): diffs home and acknowledged, write notice
+    /// recorded. Returns whether there was anything to record.
+    pub(crate) fn close_interval(&self, ctx: &Ctx) -> bool {
+        let written = std::mem::take(&mut self.pe.borrow_mut().written);
+        if written.is_empty() {
+            return false;
+        }
+        let calls: Vec<_> = written
+            .iter()
+            .filter_map(|&p| self.flush_page(ctx, p, Access::Read))
+            .collect();
+        for c in calls {
+            c.wait();
+        }
+        let mut pe = self.pe.borrow_mut();
+        let me = pe.me;
+        pe.vt[me] += 1;
+        pe.log.push(written.into_iter().collect());
+        true
+    }
+
+    /// Applies the write notices of PE `q`'s intervals `from + 1 ..= from + notices.len()`
+    /// (those already applied are skipped).
+    pub(crate) fn apply_notices(&self, ctx: &Ctx, q: usize, from: u32, notices: &[Vec<u32>]) {
+        let known = self.pe.borrow().vt[q];
+        let fresh = notices
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| from + 1 + i as u32 > known)
+            .flat_map(|(_, pages)| pages.iter().copied())
+            .collect::<BTreeSet<u32>>();
+        let mut calls = Vec::new();
+        for p in fresh {
+            let mut pe = self.pe.borrow_mut();
+            if pe.homes[p as usize] as usize == pe.me {
+                continue;
+            }
+            match pe.states[p as usize] {
+                PageState::Invalid => {}
+                PageState::Read => {
+                    self.shared.region.protect(p as usize, 1, Access::None);
+                    pe.states[p as usize] = PageState::Invalid;
+                }
+                PageState::Write => {
+                    drop(pe);
+                    calls.extend(self.flush_page(ctx, p, Access::None));
+                }
+            }
+        }
+        for c in calls {
+            c.wait();
+        }
+        let mut pe = self.pe.borrow_mut();
+        pe.vt[q] = pe.vt[q].max(from + notices.len() as u32);
+    }
+
+    /// Serves a grant: learns what the releasers knew, then lets the thread in.
+    pub(crate) fn serve_grant(&self, ctx: &Ctx, lock: u32, slot: u32, vt: Vec<u32>) {
+        let (me, mine) = {
+            let pe = self.pe.borrow();
+            (pe.me, pe.vt.clone())
+        };
+        for (q, (&want, &have)) in vt.iter().zip(&mine).enumerate() {
+            if q != me && want > have {
+                let flat = ctx.call(q, self.wire.notices, &(have, want)).wait();
+                self.pe.borrow_mut().stats.messages += 2;
+                self.apply_notices(ctx, q, have, &crate::wire::unflatten(&flat));
+            }
+        }
+        let mut pe = self.pe.borrow_mut();
+        pe.held.insert(lock, slot as usize);
+        pe.stats.lock_acquires += 1;
+        drop(pe);
+        self.shared.slots[slot as usize].complete(DONE_OK);
+    }
+}
