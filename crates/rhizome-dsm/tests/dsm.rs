@@ -1,40 +1,104 @@
-//! The DSM suite (`tests/suite`) on local PEs: 1, 2 and 4 PEs with 1 and 2 application
-//! threads each.
+//! The DSM suite (`tests/suite`, each test with 1 and 2 application threads per PE) on 1,
+//! 2 and 4 local PEs, and failures (`examples/dsm_failure`) on 2 local PEs; with the
+//! feature `mpi`, both under `mpirun -np 2` too (one launch at a time: the ranks poll).
 
+#[path = "../../rhizome/tests/support/launch.rs"]
+mod launch;
 mod suite;
 
 use rhizome::World;
+use std::process::Command;
+use std::time::Duration;
 
-fn run_suite(pes: usize, threads: usize) {
+fn run_suite(pes: usize) {
     for (name, test) in suite::TESTS {
         World::builder()
             .pes(pes)
-            .run(|ctx| test(ctx, threads))
-            .unwrap_or_else(|e| panic!("{name} on {pes} PEs x {threads} threads: {e}"));
+            .run(*test)
+            .unwrap_or_else(|e| panic!("{name} on {pes} PEs: {e}"));
     }
 }
 
 #[test]
-fn one_pe_one_thread() {
-    run_suite(1, 1);
+fn suite_on_one_pe() {
+    run_suite(1);
 }
 #[test]
-fn one_pe_two_threads() {
-    run_suite(1, 2);
+fn suite_on_two_pes() {
+    run_suite(2);
 }
 #[test]
-fn two_pes_one_thread() {
-    run_suite(2, 1);
+fn suite_on_four_pes() {
+    run_suite(4);
 }
-#[test]
-fn two_pes_two_threads() {
-    run_suite(2, 2);
+
+/// Runs example `program` (built beside this test) with `args` on 2 PEs: local PEs, or
+/// ranks of `mpirun -np 2` with `mpi`.
+fn launch_example(program: &str, args: &[&str], mpi: bool) -> launch::Outcome {
+    // target/<profile>/deps/dsm-<hash> -> target/<profile>/examples/<program>
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    let path = dir.join("examples").join(program);
+    let mut cmd = if mpi {
+        let mut c = Command::new("mpirun");
+        c.args(["--allow-run-as-root", "--oversubscribe", "-np", "2"]);
+        c.arg(&path);
+        c
+    } else {
+        Command::new(&path)
+    };
+    launch::clear_rhizome_env(&mut cmd);
+    cmd.env("RHIZOME_PES", "2").args(args);
+    let what = format!("{program} {args:?} (mpi: {mpi}; is Open MPI installed?)");
+    launch::run(cmd, &what, Duration::from_secs(240))
 }
-#[test]
-fn four_pes_one_thread() {
-    run_suite(4, 1);
+
+/// The failure checks: `(mode, text the error line must hold)`.
+pub const FAILURES: &[(&str, &str)] = &[
+    (
+        "panic",
+        "rhizome: error: an application thread of PE 1 panicked",
+    ),
+    ("outside", "rhizome: error: PE 1 accessed byte"),
+];
+
+fn check_failure(mode: &str, want: &str, mpi: bool) {
+    let o = launch_example("dsm_failure", &[mode], mpi);
+    assert!(o.code.is_some_and(|c| c != 0), "{}", o.context());
+    assert!(o.stderr.contains(want), "no {want:?}: {}", o.context());
+    assert!(!o.stderr.contains("stack backtrace"), "{}", o.context());
 }
+
 #[test]
-fn four_pes_two_threads() {
-    run_suite(4, 2);
+fn a_failing_pe_ends_every_pe_with_one_error() {
+    for (mode, want) in FAILURES {
+        check_failure(mode, want, false);
+    }
+}
+
+/// The suite under `mpirun -np 2` (`examples/dsm_tests`): the protocol across processes.
+#[cfg(feature = "mpi")]
+#[test]
+fn suite_on_two_ranks() {
+    let o = launch_example("dsm_tests", &[], true);
+    assert_eq!(o.code, Some(0), "{}", o.context());
+    for (name, _) in suite::TESTS {
+        let line = format!("ok   {name} (2 PEs, mpi)");
+        assert!(
+            o.stdout.lines().any(|l| l == line),
+            "no {line:?}: {}",
+            o.context()
+        );
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
+fn a_failing_rank_ends_every_rank_with_one_error() {
+    for (mode, want) in FAILURES {
+        check_failure(mode, want, true);
+    }
 }

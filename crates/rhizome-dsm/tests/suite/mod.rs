@@ -1,36 +1,31 @@
 //! The DSM's SPMD test suite: each test runs inside one PE of a world (local PEs in
 //! `tests/dsm.rs`, MPI ranks in `examples/dsm_tests.rs`) and panics on a wrong result.
-//! Every test is written for any number of PEs and application threads.
+//! Every test is written for any number of PEs and application threads; each runs with
+//! 1 and with 2 application threads per PE.
 
 use rhizome::Ctx;
 use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes};
 
-/// The suite: name and test, run with `threads` application threads per PE.
-pub type Test = fn(&Ctx, usize);
-pub const TESTS: &[(&str, Test)] = &[
-    (
-        "lock_handoff_is_seen_by_next_holder",
-        lock_handoff_is_seen_by_next_holder,
-    ),
-    (
-        "message_passing_through_barrier",
-        message_passing_through_barrier,
-    ),
-    ("false_sharing_loses_no_write", false_sharing_loses_no_write),
-    ("every_word_size_diffs", every_word_size_diffs),
-    (
-        "dekker_under_a_lock_is_sequential",
-        dekker_under_a_lock_is_sequential,
-    ),
-    (
-        "release_without_acquire_is_an_error",
-        release_without_acquire_is_an_error,
-    ),
-    (
-        "region_exhaustion_is_an_error",
-        region_exhaustion_is_an_error,
-    ),
-];
+/// Lists each test twice, with 1 and with 2 application threads per PE, in the form of
+/// the runtime's example suites: `(name, body)`.
+macro_rules! suite {
+    ($($name:ident),* $(,)?) => {
+        pub const TESTS: &[(&str, fn(&Ctx))] = &[$(
+            (concat!(stringify!($name), " x1"), |ctx: &Ctx| $name(ctx, 1)),
+            (concat!(stringify!($name), " x2"), |ctx: &Ctx| $name(ctx, 2)),
+        )*];
+    };
+}
+
+suite!(
+    lock_handoff_is_seen_by_next_holder,
+    message_passing_through_barrier,
+    false_sharing_loses_no_write,
+    every_word_size_diffs,
+    dekker_under_a_lock_is_sequential,
+    release_without_acquire_is_an_error,
+    region_exhaustion_is_an_error,
+);
 
 fn dsm(ctx: &Ctx, threads: usize) -> Dsm {
     Dsm::new(
