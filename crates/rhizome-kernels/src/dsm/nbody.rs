@@ -55,15 +55,15 @@ impl Kernel for Nbody {
                     ];
                     let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + SOFTENING;
                     let f = m.get(j * BODY + 6) / (r2 * r2.sqrt());
-                    for k in 0..3 {
-                        a[k] += f * d[k];
+                    for (ak, dk) in a.iter_mut().zip(d) {
+                        *ak += f * dk;
                     }
                 }
             }
             barrier();
             for (a, i) in acc.iter().zip(mine.clone()) {
-                for k in 0..3 {
-                    let v = m.get(i * BODY + 3 + k) + a[k] * DT;
+                for (k, ak) in a.iter().enumerate() {
+                    let v = m.get(i * BODY + 3 + k) + ak * DT;
                     m.set(i * BODY + 3 + k, v);
                     m.set(i * BODY + k, m.get(i * BODY + k) + v * DT);
                 }
