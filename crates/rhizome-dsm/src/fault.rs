@@ -47,8 +47,9 @@ pub(crate) struct Slot {
     op: AtomicU32,
     arg: AtomicUsize,
     done: AtomicU32,
-    /// The PE's doorbell: counts requests, so the service thread sleeps on it.
-    doorbell: *const AtomicU32,
+    /// The PE's shared state: its doorbell (which counts requests, so the service thread
+    /// sleeps on it), page table and region.
+    owner: *const crate::Shared,
     /// The application view this thread may touch: `[base, base + len)`.
     base: usize,
     len: usize,
@@ -56,7 +57,7 @@ pub(crate) struct Slot {
     pub(crate) error: std::sync::Mutex<String>,
 }
 
-// SAFETY: `doorbell` points into the PE's shared state, which outlives every slot user
+// SAFETY: `owner` points to the PE's shared state, which outlives every slot user
 // (the application threads are joined before it is dropped); the rest is atomics.
 unsafe impl Send for Slot {}
 // SAFETY: as for Send.
@@ -89,12 +90,12 @@ pub(crate) fn wake_all(word: &AtomicU32) {
 }
 
 impl Slot {
-    pub(crate) fn new(doorbell: &AtomicU32, base: usize, len: usize) -> Slot {
+    pub(crate) fn new(owner: *const crate::Shared, base: usize, len: usize) -> Slot {
         Slot {
             op: AtomicU32::new(0),
             arg: AtomicUsize::new(0),
             done: AtomicU32::new(0),
-            doorbell,
+            owner,
             base,
             len,
             error: std::sync::Mutex::new(String::new()),
@@ -106,8 +107,7 @@ impl Slot {
     pub(crate) fn request(&self, op: u32, arg: usize) -> u32 {
         self.arg.store(arg, Ordering::Relaxed);
         self.op.store(op, Ordering::Release);
-        // SAFETY: see the Send impl: the doorbell outlives the slot's users.
-        let bell = unsafe { &*self.doorbell };
+        let bell = &self.owner().doorbell;
         bell.fetch_add(1, Ordering::Release);
         wake_all(bell);
         let mut spins = 0u32;
@@ -127,6 +127,11 @@ impl Slot {
                 wait_while(&self.done, 0, None);
             }
         }
+    }
+
+    fn owner(&self) -> &crate::Shared {
+        // SAFETY: see the Send impl: the shared state outlives the slot's users.
+        unsafe { &*self.owner }
     }
 
     /// The service thread takes the pending request, if any: `(op, arg)`.
@@ -220,6 +225,12 @@ extern "C" fn on_segv(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
         && addr.wrapping_sub(slot.base) < slot.len
     {
         let offset = addr - slot.base;
+        let owner = slot.owner();
+        if write_flag(ctx) == Some(true)
+            && crate::pages::try_write_fault(&owner.pages, &owner.region, offset)
+        {
+            return;
+        }
         let arg = match write_flag(ctx) {
             Some(w) => offset << 2 | 2 | w as usize,
             None => offset << 2,

@@ -40,6 +40,7 @@
 
 mod diff;
 mod fault;
+mod pages;
 mod protocol;
 mod region;
 mod service;
@@ -131,6 +132,7 @@ impl DsmConfig {
 /// What the application threads and the service thread of one PE share.
 pub(crate) struct Shared {
     pub(crate) region: Region,
+    pub(crate) pages: pages::Pages,
     pub(crate) slots: Box<[Slot]>,
     pub(crate) doorbell: AtomicU32,
     /// Application threads that have ended.
@@ -158,6 +160,7 @@ impl Dsm {
         let base = region.app_base() as usize;
         let shared = Arc::new_cyclic(|_| Shared {
             region,
+            pages: pages::Pages::new(len / page),
             slots: Box::new([]),
             doorbell: AtomicU32::new(0),
             finished: AtomicUsize::new(0),
@@ -166,20 +169,15 @@ impl Dsm {
             lock_wait_ns: AtomicU64::new(0),
             barrier_wait_ns: AtomicU64::new(0),
         });
-        // The slots point at the doorbell inside the Arc, so they are made once it has
-        // its final address.
+        // The slots point at the shared state inside the Arc, so they are made once it
+        // has its final address (the Arc's allocation does not move).
         let mut shared = shared;
+        let owner: *const Shared = Arc::as_ptr(&shared);
         let sh = Arc::get_mut(&mut shared).expect("not shared yet");
-        let bell: *const AtomicU32 = &sh.doorbell;
         sh.slots = (0..config.threads)
-            // SAFETY: `bell` points into the Arc's allocation, which does not move.
-            .map(|_| Slot::new(unsafe { &*bell }, base, len))
+            .map(|_| Slot::new(owner, base, len))
             .collect();
-        let pe = Rc::new(RefCell::new(Pe::new(
-            ctx.my_pe(),
-            ctx.num_pes(),
-            len / page,
-        )));
+        let pe = Rc::new(RefCell::new(Pe::new(ctx.my_pe(), ctx.num_pes())));
         let wire = wire::Wire::register(ctx, &shared, &pe);
         Ok(Dsm {
             protocol: Protocol {
@@ -218,6 +216,10 @@ impl Dsm {
         let offset = pe.allocated;
         pe.allocated += bytes;
         pe.add_pages(offset / page, bytes / page, homes);
+        let me = pe.me;
+        for p in offset / page..(offset + bytes) / page {
+            self.shared.pages.add(p, pe.homes[p] as usize == me);
+        }
         region.protect(offset / page, bytes / page, Access::Read);
         Ok(DsmVec {
             // SAFETY: offset + bytes lies inside the application view (checked above).
@@ -274,6 +276,7 @@ impl Dsm {
     /// This PE's protocol counters so far.
     pub fn stats(&self) -> DsmStats {
         let mut s = self.protocol.pe.borrow().stats;
+        s.write_faults += self.shared.pages.fast_write_faults.load(Ordering::Relaxed);
         s.lock_wait_ns = self.shared.lock_wait_ns.load(Ordering::Relaxed);
         s.barrier_wait_ns = self.shared.barrier_wait_ns.load(Ordering::Relaxed);
         s

@@ -20,6 +20,7 @@
 
 use crate::diff;
 use crate::fault::DONE_OK;
+use crate::pages::{INVALID, READ, WRITE};
 use crate::region::Access;
 use crate::stats::DsmStats;
 use crate::wire::{Bytes, Wire};
@@ -29,13 +30,6 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PageState {
-    Invalid,
-    Read,
-    Write,
-}
 
 /// A lock as its manager keeps it.
 #[derive(Default)]
@@ -51,19 +45,17 @@ pub(crate) struct ManagedLock {
 pub(crate) struct Pe {
     pub(crate) me: usize,
     pub(crate) pes: usize,
-    pub(crate) states: Vec<PageState>,
     pub(crate) homes: Vec<u32>,
     /// Allocated bytes of the region (the bump pointer).
     pub(crate) allocated: usize,
-    twins: HashMap<u32, Box<[u8]>>,
-    /// Pages written in the current interval.
-    written: BTreeSet<u32>,
     /// This PE's vector timestamp: intervals of each PE whose notices it has applied.
     pub(crate) vt: Vec<u32>,
     /// This PE's own write notices since the last barrier; entry `i` is interval
     /// `log_base + 1 + i`.
     pub(crate) log: Vec<Vec<u32>>,
     pub(crate) log_base: u32,
+    /// Pages written in the current interval whose diffs an acquire already sent home.
+    flushed: BTreeSet<u32>,
     /// Locks held by this PE's threads: lock -> slot.
     pub(crate) held: HashMap<u32, usize>,
     /// Grants received and not yet served: `(lock, slot, vt)`.
@@ -76,15 +68,13 @@ pub(crate) struct Pe {
 }
 
 impl Pe {
-    pub(crate) fn new(me: usize, pes: usize, pages: usize) -> Pe {
+    pub(crate) fn new(me: usize, pes: usize) -> Pe {
         Pe {
             me,
             pes,
-            states: vec![PageState::Invalid; pages],
             homes: Vec::new(),
             allocated: 0,
-            twins: HashMap::new(),
-            written: BTreeSet::new(),
+            flushed: BTreeSet::new(),
             vt: vec![0; pes],
             log: Vec::new(),
             log_base: 0,
@@ -96,7 +86,7 @@ impl Pe {
         }
     }
 
-    /// Gives pages `first..first + count` homes and makes them valid (zero everywhere).
+    /// Gives pages `first..first + count` homes.
     pub(crate) fn add_pages(&mut self, first: usize, count: usize, homes: Homes) {
         let pes = self.pes;
         self.homes.resize(first, 0);
@@ -105,9 +95,6 @@ impl Pe {
             Homes::Cyclic => (i % pes) as u32,
             Homes::Pe(p) => (p % pes) as u32,
         }));
-        for s in &mut self.states[first..first + count] {
-            *s = PageState::Read;
-        }
     }
 }
 
@@ -129,9 +116,9 @@ impl Protocol {
         let known = arg & 2 != 0;
         let write = arg & 1 != 0;
         let p = offset / self.page();
-        let (state, home, me, allocated) = {
+        let (home, me, allocated) = {
             let pe = self.pe.borrow();
-            (pe.states[p], pe.homes.get(p).copied(), pe.me, pe.allocated)
+            (pe.homes.get(p).copied(), pe.me, pe.allocated)
         };
         if offset >= allocated {
             return Err(format!(
@@ -139,98 +126,117 @@ impl Protocol {
             ));
         }
         let home = home.expect("allocated pages have homes") as usize;
-        match state {
-            PageState::Invalid => {
-                let page = ctx.call(home, self.wire.get_page, &(p as u32)).wait();
-                let region = &self.shared.region;
-                region.with_page(p, |d| d.copy_from_slice(&page.0));
-                region.protect(p, 1, Access::Read);
-                let mut pe = self.pe.borrow_mut();
-                pe.states[p] = PageState::Read;
-                pe.stats.read_faults += 1;
-                pe.stats.page_fetches += 1;
-                pe.stats.messages += 2;
-                drop(pe);
-                if known && write {
-                    // The retried store would fault again at once: open it for writing
-                    // now (one fault instead of two).
-                    self.open_for_write(p, home);
-                }
+        let region = &self.shared.region;
+        let pages = &self.shared.pages;
+        // Only this thread makes an invalid page valid, so the state read here stays
+        // invalid while the page travels (the handler's fast path leaves it alone).
+        let state = pages.lock().state(p);
+        if state == INVALID {
+            let page = ctx.call(home, self.wire.get_page, &(p as u32)).wait();
+            let t = pages.lock();
+            region.with_page(p, |d| d.copy_from_slice(&page.0));
+            region.protect(p, 1, Access::Read);
+            t.set_state(p, READ);
+            drop(t);
+            let mut pe = self.pe.borrow_mut();
+            pe.stats.read_faults += 1;
+            pe.stats.page_fetches += 1;
+            pe.stats.messages += 2;
+            pe.stats.bytes += page.0.len() as u64;
+            if !(known && write) {
+                return Ok(());
             }
-            // A thread that only read, served after another thread's fetch: nothing left.
-            PageState::Read if known && !write => {}
-            PageState::Read => self.open_for_write(p, home),
-            // Another thread's fault on this page opened it first: served once for all.
-            PageState::Write => {}
+            // The retried store would fault again at once: open the page for writing now
+            // (one fault instead of two).
+        } else if known && !write {
+            // A thread that only read, served after another thread's fetch.
+            return Ok(());
         }
+        let t = pages.lock();
+        if t.state(p) == READ {
+            if !t.open_for_write(region, p) {
+                drop(t);
+                region.protect(p, 1, Access::Write); // reports the kernel's reason
+            }
+            self.pe.borrow_mut().stats.write_faults += 1;
+        }
+        // WRITE: another thread's fault opened it first: served once for all.
         Ok(())
     }
 
-    fn open_for_write(&self, p: usize, home: usize) {
-        let region = &self.shared.region;
-        let mut pe = self.pe.borrow_mut();
-        if home != pe.me {
-            let twin: Box<[u8]> = region.with_page(p, |d| (&*d).into());
-            pe.twins.insert(p as u32, twin);
-        }
-        pe.states[p] = PageState::Write;
-        pe.written.insert(p as u32);
-        pe.stats.write_faults += 1;
-        region.protect(p, 1, Access::Write);
-    }
-
-    /// Closes page `p` to the application threads (to `access`) and, if it has a twin,
-    /// sends its diff home; returns the call to wait for.
-    fn flush_page<'c>(
+    /// Closes the written ones of `ps` (ascending) to the application threads (to
+    /// `access`), with one `mprotect` per run of consecutive pages, and sends the diff of
+    /// each that has a twin to its home; returns the calls to wait for.
+    fn flush_pages<'c>(
         &self,
         ctx: &'c Ctx,
-        p: u32,
+        ps: &[u32],
         access: Access,
-    ) -> Option<rhizome::CallHandle<'c, ()>> {
+    ) -> Vec<rhizome::CallHandle<'c, ()>> {
         let region = &self.shared.region;
+        let pages = &self.shared.pages;
+        let mut diffs = Vec::new();
+        {
+            let t = pages.lock();
+            let written: Vec<usize> = ps
+                .iter()
+                .map(|&p| p as usize)
+                .filter(|&p| t.state(p) == WRITE)
+                .collect();
+            // Closed before the diffs are taken, so no store lands between the two unseen.
+            for run in written.chunk_by(|a, b| a + 1 == *b) {
+                region.protect(run[0], run.len(), access);
+            }
+            let state = if access == Access::None {
+                INVALID
+            } else {
+                READ
+            };
+            for p in written {
+                t.set_state(p, state);
+                if !pages.home_here(p) {
+                    let mut d = Vec::new();
+                    region.with_twin(p, |twin, page| diff::encode(twin, page, &mut d));
+                    if !d.is_empty() {
+                        diffs.push((p, d));
+                    }
+                }
+            }
+        }
         let mut pe = self.pe.borrow_mut();
-        if pe.states[p as usize] != PageState::Write {
-            return None;
-        }
-        // Closed before the diff is taken, so no store lands between the two unseen.
-        region.protect(p as usize, 1, access);
-        pe.states[p as usize] = if access == Access::None {
-            PageState::Invalid
-        } else {
-            PageState::Read
-        };
-        let twin = pe.twins.remove(&p)?;
-        let mut d = Vec::new();
-        region.with_page(p as usize, |page| diff::encode(&twin, page, &mut d));
-        if d.is_empty() {
-            return None;
-        }
-        pe.stats.diffs_created += 1;
-        pe.stats.bytes += d.len() as u64;
-        pe.stats.messages += 2;
-        let home = pe.homes[p as usize] as usize;
-        drop(pe);
-        Some(ctx.call(home, self.wire.diff, &(p, Bytes(d))))
+        diffs
+            .into_iter()
+            .map(|(p, d)| {
+                pe.stats.diffs_created += 1;
+                pe.stats.bytes += d.len() as u64;
+                pe.stats.messages += 2;
+                ctx.call(pe.homes[p] as usize, self.wire.diff, &(p as u32, Bytes(d)))
+            })
+            .collect()
     }
 
     /// Ends the current interval (a release): diffs home and acknowledged, write notice
     /// recorded. Returns whether there was anything to record.
     pub(crate) fn close_interval(&self, ctx: &Ctx) -> bool {
-        let written = std::mem::take(&mut self.pe.borrow_mut().written);
+        // Pages this PE wrote in the interval, including those an acquire since flushed
+        // and invalidated (their diffs are home; the notice must still name them).
+        let written: BTreeSet<u32> = {
+            let mut pe = self.pe.borrow_mut();
+            let mut w = std::mem::take(&mut pe.flushed);
+            w.extend(self.shared.pages.lock().take_written());
+            w
+        };
         if written.is_empty() {
             return false;
         }
-        let calls: Vec<_> = written
-            .iter()
-            .filter_map(|&p| self.flush_page(ctx, p, Access::Read))
-            .collect();
-        for c in calls {
+        let written: Vec<u32> = written.into_iter().collect();
+        for c in self.flush_pages(ctx, &written, Access::Read) {
             c.wait();
         }
         let mut pe = self.pe.borrow_mut();
         let me = pe.me;
         pe.vt[me] += 1;
-        pe.log.push(written.into_iter().collect());
+        pe.log.push(written);
         true
     }
 
@@ -245,20 +251,22 @@ impl Protocol {
             .flat_map(|(_, pages)| pages.iter().copied())
             .collect::<BTreeSet<u32>>();
         let mut calls = Vec::new();
+        let pages = &self.shared.pages;
         for p in fresh {
-            let mut pe = self.pe.borrow_mut();
-            if pe.homes[p as usize] as usize == pe.me {
+            if pages.home_here(p as usize) {
                 continue;
             }
-            match pe.states[p as usize] {
-                PageState::Invalid => {}
-                PageState::Read => {
+            let state = pages.lock().state(p as usize);
+            if state == WRITE {
+                // Written here too (false sharing): its diff goes home before the page
+                // is dropped, and the interval's notice will still name it.
+                self.pe.borrow_mut().flushed.insert(p);
+                calls.extend(self.flush_pages(ctx, &[p], Access::None));
+            } else {
+                let t = pages.lock();
+                if t.state(p as usize) == READ {
                     self.shared.region.protect(p as usize, 1, Access::None);
-                    pe.states[p as usize] = PageState::Invalid;
-                }
-                PageState::Write => {
-                    drop(pe);
-                    calls.extend(self.flush_page(ctx, p, Access::None));
+                    t.set_state(p as usize, INVALID);
                 }
             }
         }

@@ -34,11 +34,15 @@ pub(crate) enum Access {
     Write,
 }
 
-/// One PE's region: the file and its two mappings.
+/// One PE's region: the file and its two mappings, and the twins of its pages.
 pub(crate) struct Region {
     fd: libc::c_int,
     app: NonNull<u8>,
     runtime: NonNull<u8>,
+    /// Private anonymous memory as large as the region: page `p`'s twin at `p` pages in,
+    /// so that making a twin allocates nothing (the fault handler makes them), and only
+    /// pages ever twinned are committed.
+    twins: NonNull<u8>,
     len: usize,
     page: usize,
 }
@@ -61,9 +65,14 @@ fn check(r: libc::c_int, what: &str) -> io::Result<()> {
 }
 
 fn map(fd: libc::c_int, len: usize, prot: libc::c_int) -> io::Result<NonNull<u8>> {
-    // SAFETY: a fresh shared mapping of `len` bytes of `fd`, which was sized to `len`; no
+    let flags = if fd < 0 {
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE
+    } else {
+        libc::MAP_SHARED
+    };
+    // SAFETY: a fresh mapping of `len` bytes, of `fd` (sized to `len`) or anonymous; no
     // existing memory is replaced (no MAP_FIXED).
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0) };
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, 0) };
     if p == libc::MAP_FAILED {
         let e = io::Error::last_os_error();
         return Err(io::Error::new(
@@ -97,10 +106,12 @@ impl Region {
         };
         sized.map_err(close)?;
         let app = map(fd, len, libc::PROT_NONE).map_err(close)?;
-        let runtime = match map(fd, len, libc::PROT_READ | libc::PROT_WRITE) {
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        let (runtime, twins) = match map(fd, len, rw).and_then(|r| Ok((r, map(-1, len, rw)?))) {
             Ok(r) => r,
             Err(e) => {
-                // SAFETY: app was mapped above with this length and is not used after.
+                // SAFETY: app was mapped above with this length and is not used after
+                // (the runtime view, if it was mapped, is left to the process's end).
                 unsafe { libc::munmap(app.as_ptr().cast(), len) };
                 return Err(close(e));
             }
@@ -109,6 +120,7 @@ impl Region {
             fd,
             app,
             runtime,
+            twins,
             len,
             page,
         })
@@ -143,17 +155,49 @@ impl Region {
         f(page)
     }
 
-    /// Sets the application view's protection of pages `first..first + count`.
-    pub(crate) fn protect(&self, first: usize, count: usize, access: Access) {
+    /// Copies page `p` to its twin. Async-signal-safe (a `memcpy`).
+    pub(crate) fn make_twin(&self, p: usize) {
+        assert!(
+            (p + 1) * self.page <= self.len,
+            "page {p} outside the region"
+        );
+        // SAFETY: both ranges are in bounds of mappings that live as long as the region,
+        // and they do not overlap (different mappings). The caller holds the page table's
+        // lock, so no other twin copy or diff of page `p` runs at the same time.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.runtime.as_ptr().add(p * self.page),
+                self.twins.as_ptr().add(p * self.page),
+                self.page,
+            )
+        }
+    }
+
+    /// Runs `f` on the twin of page `p` and its runtime view.
+    pub(crate) fn with_twin<R>(&self, p: usize, f: impl FnOnce(&[u8], &[u8]) -> R) -> R {
+        assert!(
+            (p + 1) * self.page <= self.len,
+            "page {p} outside the region"
+        );
+        // SAFETY: in bounds; the twin is only written by `make_twin`, which the page
+        // table's lock (held by the caller) keeps out while this runs.
+        let twin = unsafe {
+            std::slice::from_raw_parts(self.twins.as_ptr().add(p * self.page), self.page)
+        };
+        self.with_page(p, |page| f(twin, page))
+    }
+
+    /// Sets the application view's protection of pages `first..first + count`; false if
+    /// the kernel refuses (out of memory for the mapping's pieces). Async-signal-safe.
+    pub(crate) fn try_protect(&self, first: usize, count: usize, access: Access) -> bool {
         let prot = match access {
             Access::None => libc::PROT_NONE,
             Access::Read => libc::PROT_READ,
             Access::Write => libc::PROT_READ | libc::PROT_WRITE,
         };
-        assert!(
-            (first + count) * self.page <= self.len,
-            "pages outside the region"
-        );
+        if (first + count) * self.page > self.len {
+            return false;
+        }
         // SAFETY: the range lies in the application view, which this region mapped; a
         // protection change cannot invalidate Rust references because the application
         // view is only reached through raw pointers.
@@ -164,9 +208,15 @@ impl Region {
                 prot,
             )
         };
-        if r != 0 {
+        r == 0
+    }
+
+    /// [`try_protect`](Region::try_protect), or the PE's end with the reason.
+    pub(crate) fn protect(&self, first: usize, count: usize, access: Access) {
+        if !self.try_protect(first, count, access) {
             panic!(
-                "rhizome: error: mprotect failed: {}",
+                "rhizome: error: mprotect of DSM pages {first}..{} failed: {} (vm.max_map_count too low?)",
+                first + count,
                 io::Error::last_os_error()
             );
         }
@@ -185,6 +235,7 @@ impl Drop for Region {
         unsafe {
             libc::munmap(self.app.as_ptr().cast(), self.len);
             libc::munmap(self.runtime.as_ptr().cast(), self.len);
+            libc::munmap(self.twins.as_ptr().cast(), self.len);
             libc::close(self.fd);
         }
     }
