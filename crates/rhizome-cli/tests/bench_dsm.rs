@@ -53,12 +53,8 @@ fn records_carry_speedup_and_protocol_counters() {
 
 #[test]
 fn impossible_sizes_are_one_line_errors() {
-    clean_error(
-        &rhizome(&["bench", "dsm", "sor", "--sor-n", "0"]),
-        &["at least 1"],
-    );
-    clean_error(
-        &rhizome(&["bench", "dsm", "nbody", "--bodies", "0"]),
-        &["at least 1"],
-    );
+    for (app, flag) in [("sor", "--sor-n"), ("nbody", "--bodies")] {
+        let o = rhizome(&["bench", "dsm", app, flag, "0"]);
+        clean_error(&o, &[flag, "at least 1"]);
+    }
 }

@@ -26,21 +26,45 @@ use std::cell::Cell;
 use std::sync::Once;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
-/// A page fault: `arg` is `offset << 2 | known << 1 | write`.
-pub(crate) const OP_FAULT: u32 = 1;
-/// Acquire lock `arg`.
-pub(crate) const OP_ACQUIRE: u32 = 2;
-/// Release lock `arg`.
-pub(crate) const OP_RELEASE: u32 = 3;
-/// Enter the barrier.
-pub(crate) const OP_BARRIER: u32 = 4;
+/// What an application thread asks of its service thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// A page fault: the argument is `offset << 2 | known << 1 | write`.
+    Fault = 1,
+    /// Acquire the lock named by the argument.
+    Acquire,
+    /// Release the lock named by the argument.
+    Release,
+    /// Enter the barrier.
+    Barrier,
+}
 
-/// The request was served.
-pub(crate) const DONE_OK: u32 = 1;
-/// The request was refused; the reason is in the slot's message.
-pub(crate) const DONE_ERR: u32 = 2;
-/// The run was aborted: unwind.
-pub(crate) const DONE_ABORT: u32 = 3;
+impl Op {
+    fn from_word(w: u32) -> Option<Op> {
+        [Op::Fault, Op::Acquire, Op::Release, Op::Barrier]
+            .into_iter()
+            .find(|&op| op as u32 == w)
+    }
+}
+
+/// How the service thread answered a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Done {
+    /// Served.
+    Ok = 1,
+    /// Refused; the reason is in the slot's `error`.
+    Refused,
+    /// The run was aborted: unwind.
+    Aborted,
+}
+
+impl Done {
+    fn from_word(w: u32) -> Option<Done> {
+        [Done::Ok, Done::Refused, Done::Aborted]
+            .into_iter()
+            .find(|&d| d as u32 == w)
+    }
+}
 
 /// One application thread's mailbox to its PE's service thread.
 pub(crate) struct Slot {
@@ -102,20 +126,19 @@ impl Slot {
         }
     }
 
-    /// Posts a request and waits for its answer (one of the `DONE_` codes). Called from
-    /// the signal handler too: atomics and futex only.
-    pub(crate) fn request(&self, op: u32, arg: usize) -> u32 {
+    /// Posts a request and waits for its answer. Called from the signal handler too:
+    /// atomics and futex only.
+    pub(crate) fn request(&self, op: Op, arg: usize) -> Done {
         self.arg.store(arg, Ordering::Relaxed);
-        self.op.store(op, Ordering::Release);
+        self.op.store(op as u32, Ordering::Release);
         let bell = &self.owner().doorbell;
         bell.fetch_add(1, Ordering::Release);
         wake_all(bell);
         let mut spins = 0u32;
         loop {
-            let d = self.done.load(Ordering::Acquire);
-            if d != 0 {
+            if let Some(d) = Done::from_word(self.done.load(Ordering::Acquire)) {
                 // An abort stays, so every later request sees it at once.
-                if d != DONE_ABORT {
+                if d != Done::Aborted {
                     self.done.store(0, Ordering::Relaxed);
                 }
                 return d;
@@ -135,17 +158,17 @@ impl Slot {
     }
 
     /// The service thread takes the pending request, if any: `(op, arg)`.
-    pub(crate) fn take(&self) -> Option<(u32, usize)> {
+    pub(crate) fn take(&self) -> Option<(Op, usize)> {
         if self.op.load(Ordering::Relaxed) == 0 {
             return None;
         }
-        let op = self.op.swap(0, Ordering::Acquire);
-        (op != 0).then(|| (op, self.arg.load(Ordering::Relaxed)))
+        let op = Op::from_word(self.op.swap(0, Ordering::Acquire))?;
+        Some((op, self.arg.load(Ordering::Relaxed)))
     }
 
     /// The service thread answers the request taken last.
-    pub(crate) fn complete(&self, code: u32) {
-        self.done.store(code, Ordering::Release);
+    pub(crate) fn complete(&self, answer: Done) {
+        self.done.store(answer as u32, Ordering::Release);
         wake_all(&self.done);
     }
 }
@@ -235,9 +258,9 @@ extern "C" fn on_segv(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
             Some(w) => offset << 2 | 2 | w as usize,
             None => offset << 2,
         };
-        match slot.request(OP_FAULT, arg) {
-            DONE_OK | DONE_ABORT => return,
-            _ => {
+        match slot.request(Op::Fault, arg) {
+            Done::Ok | Done::Aborted => return,
+            Done::Refused => {
                 // The service thread printed why; the access cannot be satisfied.
                 // SAFETY: _exit is async-signal-safe.
                 unsafe { libc::_exit(1) }

@@ -49,7 +49,7 @@ mod wire;
 
 pub use stats::DsmStats;
 
-use fault::{DONE_ABORT, DONE_OK, OP_ACQUIRE, OP_BARRIER, OP_RELEASE, Slot};
+use fault::{Done, Op, Slot};
 use protocol::{Pe, Protocol};
 use region::{Access, Region};
 use rhizome::{Ctx, Pod};
@@ -340,11 +340,11 @@ impl DsmThread<'_> {
         self.pes * self.threads_per_pe()
     }
 
-    fn request(&self, op: u32, arg: usize) -> Result<(), DsmError> {
+    fn request(&self, op: Op, arg: usize) -> Result<(), DsmError> {
         match self.shared.slots[self.thread].request(op, arg) {
-            DONE_OK => Ok(()),
-            DONE_ABORT => std::panic::resume_unwind(Box::new(Aborted)),
-            _ => {
+            Done::Ok => Ok(()),
+            Done::Aborted => std::panic::resume_unwind(Box::new(Aborted)),
+            Done::Refused => {
                 let slot = &self.shared.slots[self.thread];
                 let msg = slot.error.lock().unwrap_or_else(|e| e.into_inner()).clone();
                 Err(DsmError::Lock(msg))
@@ -356,7 +356,7 @@ impl DsmThread<'_> {
     /// before it are visible to every thread after it.
     pub fn barrier(&self) {
         let start = Instant::now();
-        self.request(OP_BARRIER, 0)
+        self.request(Op::Barrier, 0)
             .expect("a barrier is never refused");
         let ns = start.elapsed().as_nanos() as u64;
         self.shared.barrier_wait_ns.fetch_add(ns, Ordering::Relaxed);
@@ -380,7 +380,7 @@ impl DsmLock {
     /// holds it already: that would wait forever.
     pub fn acquire(&self, t: &DsmThread) {
         let start = Instant::now();
-        if let Err(e) = t.request(OP_ACQUIRE, self.id as usize) {
+        if let Err(e) = t.request(Op::Acquire, self.id as usize) {
             panic!("{e}");
         }
         let ns = start.elapsed().as_nanos() as u64;
@@ -390,7 +390,7 @@ impl DsmLock {
     /// Releases the lock: this thread's writes are sent to their homes first. An error if
     /// the calling thread does not hold it.
     pub fn release(&self, t: &DsmThread) -> Result<(), DsmError> {
-        t.request(OP_RELEASE, self.id as usize)
+        t.request(Op::Release, self.id as usize)
     }
 }
 

@@ -19,7 +19,7 @@
 //!   threads and its diff sent home, so the refetch merges both writers.
 
 use crate::diff;
-use crate::fault::DONE_OK;
+use crate::fault::Done;
 use crate::pages::{INVALID, READ, WRITE};
 use crate::region::Access;
 use crate::stats::DsmStats;
@@ -39,6 +39,31 @@ pub(crate) struct ManagedLock {
     pub(crate) queue: VecDeque<(u32, u32)>,
     /// The vector timestamp of the releases so far: what an acquirer must know.
     pub(crate) vt: Vec<u32>,
+}
+
+impl ManagedLock {
+    /// `who` asks for the lock: returns whom to grant it to now, if anyone.
+    pub(crate) fn acquire(&mut self, who: (u32, u32), pes: usize) -> Option<(u32, u32)> {
+        if self.vt.is_empty() {
+            self.vt = vec![0; pes];
+        }
+        if self.held {
+            self.queue.push_back(who);
+            return None;
+        }
+        self.held = true;
+        Some(who)
+    }
+
+    /// The holder releases it, knowing `vt`: returns the next holder, if anyone waits.
+    pub(crate) fn release(&mut self, vt: &[u32]) -> Option<(u32, u32)> {
+        for (a, b) in self.vt.iter_mut().zip(vt) {
+            *a = (*a).max(*b);
+        }
+        let next = self.queue.pop_front();
+        self.held = next.is_some();
+        next
+    }
 }
 
 /// The protocol state of one PE.
@@ -294,6 +319,6 @@ impl Protocol {
         pe.held.insert(lock, slot as usize);
         pe.stats.lock_acquires += 1;
         drop(pe);
-        self.shared.slots[slot as usize].complete(DONE_OK);
+        self.shared.slots[slot as usize].complete(Done::Ok);
     }
 }

@@ -9,9 +9,7 @@
 //! lock held elsewhere, a barrier) is parked and finished when its message arrives, so
 //! the loop never blocks on something only another application thread can do.
 
-use crate::fault::{
-    DONE_ABORT, DONE_ERR, DONE_OK, OP_ACQUIRE, OP_BARRIER, OP_FAULT, OP_RELEASE, wait_while,
-};
+use crate::fault::{Done, Op, wait_while};
 use crate::protocol::Protocol;
 use crate::wire::{flatten, unflatten};
 use rhizome::Ctx;
@@ -66,24 +64,23 @@ impl Protocol {
         }
     }
 
-    fn serve_request(&self, ctx: &Ctx, slot: usize, op: u32, arg: usize) {
+    fn serve_request(&self, ctx: &Ctx, slot: usize, op: Op, arg: usize) {
         let done = match op {
-            OP_FAULT => self.fault(ctx, arg),
-            OP_ACQUIRE => return self.acquire(ctx, slot, arg as u32),
-            OP_RELEASE => self.release(ctx, slot, arg as u32),
-            OP_BARRIER => return self.arrive(ctx, slot),
-            _ => unreachable!("unknown request {op}"),
+            Op::Fault => self.fault(ctx, arg),
+            Op::Acquire => return self.acquire(ctx, slot, arg as u32),
+            Op::Release => self.release(ctx, slot, arg as u32),
+            Op::Barrier => return self.arrive(ctx, slot),
         };
         let s = &self.shared.slots[slot];
         match done {
-            Ok(()) => s.complete(DONE_OK),
+            Ok(()) => s.complete(Done::Ok),
             Err(msg) => {
-                if op == OP_FAULT {
+                if op == Op::Fault {
                     // The faulting thread cannot be told: it ends the process.
                     eprintln!("{msg}");
                 }
                 *s.error.lock().unwrap_or_else(|e| e.into_inner()) = msg;
-                s.complete(DONE_ERR);
+                s.complete(Done::Refused);
             }
         }
     }
@@ -98,7 +95,7 @@ impl Protocol {
             *s.error.lock().unwrap_or_else(|e| e.into_inner()) = format!(
                 "rhizome: error: PE {me} thread {slot} acquired DSM lock {lock}, which it holds already"
             );
-            return s.complete(DONE_ERR);
+            return s.complete(Done::Refused);
         }
         self.pe.borrow_mut().stats.messages += 1;
         let manager = lock as usize % pes;
@@ -157,7 +154,7 @@ impl Protocol {
             std::mem::take(&mut pe.arrivals)
         };
         for s in arrivals {
-            self.shared.slots[s].complete(DONE_OK);
+            self.shared.slots[s].complete(Done::Ok);
         }
     }
 }
@@ -175,7 +172,7 @@ impl Drop for AbortOnUnwind<'_> {
             sh.aborted.store(true, Ordering::Release);
             sh.region.open_all();
             for s in sh.slots.iter() {
-                s.complete(DONE_ABORT);
+                s.complete(Done::Aborted);
             }
         }
     }

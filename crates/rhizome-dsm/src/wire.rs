@@ -101,22 +101,8 @@ impl Wire {
         let acquire = ctx.register(move |ctx, (lock, from, slot): (u32, u32, u32)| {
             let mut pe = st.borrow_mut();
             let pes = pe.pes;
-            let l = pe.locks.entry(lock).or_default();
-            if l.held {
-                l.queue.push_back((from, slot));
-            } else {
-                l.held = true;
-                if l.vt.is_empty() {
-                    l.vt = vec![0; pes];
-                }
-                let vt = l.vt.clone();
-                pe.stats.messages += 1;
-                ctx.send(
-                    from as usize,
-                    gs.get().expect("registered"),
-                    &(lock, slot, vt),
-                );
-            }
+            let next = pe.locks.entry(lock).or_default().acquire((from, slot), pes);
+            send_grant(ctx, &gs, &mut pe, lock, next);
         });
         let (st, gs) = (pe.clone(), grant_slot.clone());
         let release = ctx.register(move |ctx, (lock, vt): (u32, Vec<u32>)| {
@@ -125,21 +111,8 @@ impl Wire {
                 .locks
                 .get_mut(&lock)
                 .expect("a released lock was granted");
-            for (a, b) in l.vt.iter_mut().zip(&vt) {
-                *a = (*a).max(*b);
-            }
-            match l.queue.pop_front() {
-                Some((to, slot)) => {
-                    let vt = l.vt.clone();
-                    pe.stats.messages += 1;
-                    ctx.send(
-                        to as usize,
-                        gs.get().expect("registered"),
-                        &(lock, slot, vt),
-                    );
-                }
-                None => l.held = false,
-            }
+            let next = l.release(&vt);
+            send_grant(ctx, &gs, &mut pe, lock, next);
         });
         let st = pe.clone();
         let grant = ctx.register(move |_ctx, g: (u32, u32, Vec<u32>)| {
@@ -153,5 +126,25 @@ impl Wire {
             acquire,
             release,
         }
+    }
+}
+
+/// A lock's manager lets `next` (a PE and its thread's slot) in, if anyone: the grant
+/// carries the vector timestamp of all releases so far.
+fn send_grant(
+    ctx: &Ctx,
+    grant: &std::cell::Cell<Option<Grant>>,
+    pe: &mut Pe,
+    lock: u32,
+    next: Option<(u32, u32)>,
+) {
+    if let Some((to, slot)) = next {
+        let vt = pe.locks[&lock].vt.clone();
+        pe.stats.messages += 1;
+        ctx.send(
+            to as usize,
+            grant.get().expect("registered"),
+            &(lock, slot, vt),
+        );
     }
 }
