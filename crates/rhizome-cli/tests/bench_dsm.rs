@@ -30,12 +30,16 @@ fn records_carry_speedup_and_protocol_counters() {
         "128",
         "--steps",
         "2",
+        "--molecules",
+        "64",
+        "--water-steps",
+        "2",
         "--json",
         "-",
     ]));
     let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
     let apps: Vec<&str> = records.iter().map(|r| r["app"].as_str().unwrap()).collect();
-    assert_eq!(apps, ["sor", "nbody"], "{}", o.stdout);
+    assert_eq!(apps, ["sor", "nbody", "water"], "{}", o.stdout);
     for r in &records {
         assert_eq!(r["pes"], 2);
         assert_eq!(r["threads"], 2);
@@ -48,12 +52,19 @@ fn records_carry_speedup_and_protocol_counters() {
         assert!(p["page_fetches"].as_u64().unwrap() > 0, "{r}");
         assert!(p["write_faults"].as_u64().unwrap() > 0, "{r}");
         assert!(p["barriers"].as_u64().unwrap() >= 2, "{r}");
+        // Water sums its forces under a lock per molecule.
+        let locks = p["lock_acquires"].as_u64().unwrap();
+        assert_eq!(locks > 0, r["app"] == "water", "{r}");
     }
 }
 
 #[test]
 fn impossible_sizes_are_one_line_errors() {
-    for (app, flag) in [("sor", "--sor-n"), ("nbody", "--bodies")] {
+    for (app, flag) in [
+        ("sor", "--sor-n"),
+        ("nbody", "--bodies"),
+        ("water", "--molecules"),
+    ] {
         let o = rhizome(&["bench", "dsm", app, flag, "0"]);
         clean_error(&o, &[flag, "at least 1"]);
     }

@@ -1,5 +1,5 @@
 //! The DSM applications on 1, 2 and 4 local PEs with 1 and 2 application threads each
-//! give the bits of their sequential runs.
+//! give the bits of their sequential runs (Water's locks decide the order of its sums).
 
 use rhizome::World;
 use rhizome_kernels::dsm::{App, run_dsm, run_sequential};
@@ -33,5 +33,13 @@ fn nbody_gives_the_sequential_result() {
     matches_sequential(App::Nbody {
         bodies: 200,
         steps: 3,
+    });
+}
+
+#[test]
+fn water_gives_the_sequential_result() {
+    matches_sequential(App::Water {
+        molecules: 96,
+        steps: 2,
     });
 }

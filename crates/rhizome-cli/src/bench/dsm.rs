@@ -1,4 +1,4 @@
-//! `rhizome bench dsm`: the multithreaded-HLRC paper's applications on the distributed
+//! `rhizome bench dsm sor|nbody|water|all`: the multithreaded-HLRC paper's applications on the distributed
 //! shared memory (`rhizome_kernels::dsm`): time of the parallel run, its speedup over the
 //! sequential run of the same code, whose result it must match, and the protocol's
 //! counters (the paper's Figure 7 breakdown) in the JSON record.
@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 enum AppArg {
     Sor,
     Nbody,
+    Water,
     All,
 }
 
@@ -34,6 +35,12 @@ pub struct DsmArgs {
     /// NBody: time steps.
     #[arg(long, default_value_t = 10)]
     steps: usize,
+    /// Water: molecules (one lock each).
+    #[arg(long, default_value_t = 1024)]
+    molecules: usize,
+    /// Water: time steps.
+    #[arg(long, default_value_t = 4)]
+    water_steps: usize,
     #[command(flatten)]
     opts: BenchOpts,
 }
@@ -57,8 +64,14 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
     if pes == 0 || threads == 0 {
         anyhow::bail!("--pes and --workers (application threads per PE) must be at least 1");
     }
-    if args.sor_n == 0 || args.bodies == 0 {
-        anyhow::bail!("--sor-n and --bodies must be at least 1");
+    for (flag, n) in [
+        ("--sor-n", args.sor_n),
+        ("--bodies", args.bodies),
+        ("--molecules", args.molecules),
+    ] {
+        if n == 0 {
+            anyhow::bail!("{flag} must be at least 1");
+        }
     }
     let apps: Vec<App> = [
         (
@@ -73,6 +86,13 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
             App::Nbody {
                 bodies: args.bodies,
                 steps: args.steps,
+            },
+        ),
+        (
+            AppArg::Water,
+            App::Water {
+                molecules: args.molecules,
+                steps: args.water_steps,
             },
         ),
     ]
@@ -111,6 +131,7 @@ fn record(
     let (name, label) = match app {
         App::Sor { n, iters } => ("sor", format!("dsm sor {n}x{n} x{iters}")),
         App::Nbody { bodies, steps } => ("nbody", format!("dsm nbody {bodies} x{steps}")),
+        App::Water { molecules, steps } => ("water", format!("dsm water {molecules} x{steps}")),
     };
     if par.checksum != seq.checksum {
         anyhow::bail!(

@@ -1,9 +1,10 @@
 //! The applications of the multithreaded-HLRC paper on the distributed shared memory
-//! (`rhizome-dsm`): [`sor`] (red-black successive over-relaxation) and [`nbody`] (the
-//! NBody microbenchmark, 64-byte bodies). Each is one piece of code over an array of
-//! `f64` ([`Mem`]) that runs sequentially on a `Vec` and in parallel on the shared region,
-//! with barriers between its phases; both runs give the same bits, which the checksum
-//! compares.
+//! (`rhizome-dsm`): [`sor`] (red-black successive over-relaxation), [`nbody`] (the
+//! NBody microbenchmark, 64-byte bodies) and [`water`] (Water-nsquared-like: pairwise
+//! forces added to each molecule under its own lock). Each is one piece of code over an
+//! array of `f64` ([`Mem`]) that runs sequentially on a `Vec` and in parallel on the
+//! shared region, with barriers between its phases and locks where it shares a sum; both
+//! runs give the same bits, which the checksum compares.
 //!
 //! ```
 //! use rhizome::World;
@@ -16,9 +17,10 @@
 
 pub mod nbody;
 pub mod sor;
+pub mod water;
 
 use rhizome::Ctx;
-use rhizome_dsm::{Dsm, DsmConfig, DsmStats};
+use rhizome_dsm::{Dsm, DsmConfig, DsmLock, DsmStats, DsmThread};
 use std::time::Instant;
 
 /// An application and its size.
@@ -28,6 +30,41 @@ pub enum App {
     Sor { n: usize, iters: usize },
     /// `bodies` bodies of 64 bytes, `steps` time steps of all-pairs forces.
     Nbody { bodies: usize, steps: usize },
+    /// `molecules` molecules, `steps` time steps of half-shell pairwise forces, each
+    /// molecule's force summed under its lock.
+    Water { molecules: usize, steps: usize },
+}
+
+/// How a kernel's threads synchronise: barriers, and locks named by numbers.
+pub trait Team {
+    /// Waits for every thread.
+    fn barrier(&self);
+    /// Takes lock `i`.
+    fn lock(&self, i: usize);
+    /// Gives lock `i` back.
+    fn unlock(&self, i: usize);
+}
+
+/// The sequential run's team: one thread, nothing to wait for.
+struct Alone;
+
+impl Team for Alone {
+    fn barrier(&self) {}
+    fn lock(&self, _: usize) {}
+    fn unlock(&self, _: usize) {}
+}
+
+impl Team for DsmThread<'_> {
+    fn barrier(&self) {
+        DsmThread::barrier(self)
+    }
+    fn lock(&self, i: usize) {
+        DsmLock::new(i as u32).acquire(self)
+    }
+    fn unlock(&self, i: usize) {
+        // The kernels release only what they hold.
+        DsmLock::new(i as u32).release(self).expect("lock held")
+    }
 }
 
 /// An array of `f64` that the application's threads share: a `Vec` in the sequential run,
@@ -74,14 +111,15 @@ trait Kernel: Sync {
     fn words(&self) -> usize;
     /// Thread `id` of `all` initialises its part.
     fn init(&self, m: Mem, id: usize, all: usize);
-    /// Thread `id` of `all` computes, calling `barrier` between phases.
-    fn compute(&self, m: Mem, id: usize, all: usize, barrier: &dyn Fn());
+    /// Thread `id` of `all` computes, synchronising through `team`.
+    fn compute(&self, m: Mem, id: usize, all: usize, team: &dyn Team);
 }
 
 fn kernel(app: &App) -> Box<dyn Kernel> {
     match *app {
         App::Sor { n, iters } => Box::new(sor::Sor { n, iters }),
         App::Nbody { bodies, steps } => Box::new(nbody::Nbody { bodies, steps }),
+        App::Water { molecules, steps } => Box::new(water::Water { molecules, steps }),
     }
 }
 
@@ -107,7 +145,7 @@ pub fn run_sequential(app: &App) -> Outcome {
     let m = unsafe { Mem::new(v.as_mut_ptr(), v.len()) };
     k.init(m, 0, 1);
     let start = Instant::now();
-    k.compute(m, 0, 1, &|| {});
+    k.compute(m, 0, 1, &Alone);
     let seconds = start.elapsed().as_secs_f64();
     Outcome {
         seconds,
@@ -136,7 +174,7 @@ pub fn run_dsm(ctx: &Ctx, app: &App, threads: usize) -> Outcome {
         k.init(m, id, all);
         t.barrier();
         let start = Instant::now();
-        k.compute(m, id, all, &|| t.barrier());
+        k.compute(m, id, all, t);
         t.barrier();
         let seconds = start.elapsed().as_secs_f64();
         (seconds, (id == 0).then(|| checksum(m, k.words())))

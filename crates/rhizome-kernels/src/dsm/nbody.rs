@@ -4,7 +4,7 @@
 //! then moves its bodies, and waits again: reads and writes never meet in one phase, so
 //! any split gives the sequential bits.
 
-use super::{Kernel, Mem};
+use super::{Kernel, Mem, Team};
 
 pub(crate) struct Nbody {
     pub(crate) bodies: usize,
@@ -40,7 +40,7 @@ impl Kernel for Nbody {
         }
     }
 
-    fn compute(&self, m: Mem, id: usize, all: usize, barrier: &dyn Fn()) {
+    fn compute(&self, m: Mem, id: usize, all: usize, team: &dyn Team) {
         let mine = self.mine(id, all);
         let mut acc = vec![[0.0f64; 3]; mine.len()];
         for _ in 0..self.steps {
@@ -60,7 +60,7 @@ impl Kernel for Nbody {
                     }
                 }
             }
-            barrier();
+            team.barrier();
             for (a, i) in acc.iter().zip(mine.clone()) {
                 for (k, ak) in a.iter().enumerate() {
                     let v = m.get(i * BODY + 3 + k) + ak * DT;
@@ -68,7 +68,7 @@ impl Kernel for Nbody {
                     m.set(i * BODY + k, m.get(i * BODY + k) + v * DT);
                 }
             }
-            barrier();
+            team.barrier();
         }
     }
 }

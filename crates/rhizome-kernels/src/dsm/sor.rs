@@ -4,7 +4,7 @@
 //! from the red: within a colour no point reads another being written, so any split
 //! gives the sequential bits.
 
-use super::{Kernel, Mem};
+use super::{Kernel, Mem, Team};
 
 pub(crate) struct Sor {
     pub(crate) n: usize,
@@ -49,7 +49,7 @@ impl Kernel for Sor {
         }
     }
 
-    fn compute(&self, m: Mem, id: usize, all: usize, barrier: &dyn Fn()) {
+    fn compute(&self, m: Mem, id: usize, all: usize, team: &dyn Team) {
         let w = self.width();
         for _ in 0..self.iters {
             for colour in 0..2 {
@@ -62,7 +62,7 @@ impl Kernel for Sor {
                         m.set(at, v);
                     }
                 }
-                barrier();
+                team.barrier();
             }
         }
     }
