@@ -9,6 +9,8 @@
 //!   type (sizes, inputs, checked results);
 //! - [`bale`]: Bale's histogram and index-gather, written with one-sided operations,
 //!   conveyors and aggregation contexts, results checked;
+//! - [`dsm`]: the multithreaded-HLRC paper's applications on the distributed shared
+//!   memory, checked against their sequential runs;
 //! - [`dht`]: throughput and round trips of the distributed hash table's find-or-put;
 //! - [`comm`]: latency and rate of one-sided operations, calls, aggregated messages and
 //!   collectives;
@@ -33,6 +35,7 @@ pub mod bale;
 pub mod comm;
 pub mod dense;
 pub mod dht;
+pub mod dsm;
 pub mod fib;
 pub mod nqueens;
 #[cfg(feature = "mpi")]

@@ -6,6 +6,7 @@
 mod bale;
 mod comm;
 mod dht;
+mod dsm;
 mod fib;
 pub(crate) mod record;
 mod tasks;
@@ -33,6 +34,9 @@ enum BenchKind {
     /// Distributed hash table: find-or-put throughput (read-heavy, write-heavy, mixed;
     /// one-sided and owner-computes) and round trips per insert as the table fills.
     Dht(dht::DhtArgs),
+    /// Distributed shared memory (HLRC): the paper's applications, time and speedup
+    /// against their sequential runs (results checked), and the protocol's counters.
+    Dsm(dsm::DsmArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -42,5 +46,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Tasks(a) => tasks::run(a),
         BenchKind::Bale(a) => bale::run(a),
         BenchKind::Dht(a) => dht::run(a),
+        BenchKind::Dsm(a) => dsm::run(a),
     }
 }

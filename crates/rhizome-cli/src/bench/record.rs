@@ -113,6 +113,16 @@ pub fn check_json(path: Option<&Path>) -> anyhow::Result<()> {
 /// The table, and the JSON records if asked for: to a file, or to stdout with `-` (the
 /// table then on stderr, so that stdout is the JSON alone).
 pub fn report(records: &[Record], json: Option<&Path>) -> anyhow::Result<()> {
+    report_with(records, records, json)
+}
+
+/// [`report`] whose JSON records are `json_records` (one per row, with fields beyond a
+/// [`Record`]'s) instead of the table's rows.
+pub fn report_with<T: Serialize>(
+    records: &[Record],
+    json_records: &[T],
+    json: Option<&Path>,
+) -> anyhow::Result<()> {
     let json_to_stdout = json.is_some_and(crate::output::is_stdout);
     if json_to_stdout {
         print_table(records, &mut std::io::stderr().lock())?;
@@ -121,16 +131,16 @@ pub fn report(records: &[Record], json: Option<&Path>) -> anyhow::Result<()> {
     }
     match json {
         Some(_) if json_to_stdout => {
-            println!("{}", serde_json::to_string_pretty(records)?);
+            println!("{}", serde_json::to_string_pretty(json_records)?);
             Ok(())
         }
-        Some(path) => write_json(path, records),
+        Some(path) => write_json(path, json_records),
         None => Ok(()),
     }
 }
 
 /// Writes `records` as a JSON array to `path`.
-fn write_json(path: &Path, records: &[Record]) -> anyhow::Result<()> {
+fn write_json<T: Serialize>(path: &Path, records: &[T]) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(records)?;
     std::fs::write(path, text + "\n")
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))

@@ -1,0 +1,71 @@
+//! `rhizome bench dsm` end to end on the local transport: one checked record per
+//! application, with the speedup against the sequential run and the protocol's counters,
+//! and a one-line refusal of an impossible size. Nothing here measures time: only the
+//! shape and the sanity of the figures.
+
+#[path = "../../rhizome/tests/support/launch.rs"]
+mod launch;
+#[path = "../../rhizome-mc/tests/support/models.rs"]
+mod models;
+mod support;
+
+use serde_json::Value;
+use support::{clean_error, rhizome, success};
+
+#[test]
+fn records_carry_speedup_and_protocol_counters() {
+    let o = success(rhizome(&[
+        "bench",
+        "dsm",
+        "all",
+        "--pes",
+        "2",
+        "-w",
+        "2",
+        "--sor-n",
+        "64",
+        "--sor-iters",
+        "2",
+        "--bodies",
+        "128",
+        "--steps",
+        "2",
+        "--molecules",
+        "64",
+        "--water-steps",
+        "2",
+        "--json",
+        "-",
+    ]));
+    let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
+    let apps: Vec<&str> = records.iter().map(|r| r["app"].as_str().unwrap()).collect();
+    assert_eq!(apps, ["sor", "nbody", "water"], "{}", o.stdout);
+    for r in &records {
+        assert_eq!(r["pes"], 2);
+        assert_eq!(r["threads"], 2);
+        assert_eq!(r["result"], "matches sequential");
+        let speedup = r["speedup"].as_f64().unwrap();
+        let want = r["sequential_seconds"].as_f64().unwrap() / r["value"].as_f64().unwrap();
+        assert!((speedup - want).abs() <= 1e-9 * want, "{r}");
+        let p = &r["protocol"];
+        // Two PEs share the data: pages travel, and every PE passes every barrier.
+        assert!(p["page_fetches"].as_u64().unwrap() > 0, "{r}");
+        assert!(p["write_faults"].as_u64().unwrap() > 0, "{r}");
+        assert!(p["barriers"].as_u64().unwrap() >= 2, "{r}");
+        // Water sums its forces under a lock per molecule.
+        let locks = p["lock_acquires"].as_u64().unwrap();
+        assert_eq!(locks > 0, r["app"] == "water", "{r}");
+    }
+}
+
+#[test]
+fn impossible_sizes_are_one_line_errors() {
+    for (app, flag) in [
+        ("sor", "--sor-n"),
+        ("nbody", "--bodies"),
+        ("water", "--molecules"),
+    ] {
+        let o = rhizome(&["bench", "dsm", app, flag, "0"]);
+        clean_error(&o, &[flag, "at least 1"]);
+    }
+}

@@ -1,0 +1,324 @@
+//! The page protocol of one PE: page states, twins, intervals and write notices.
+//!
+//! All of it runs on the PE's service thread (the PE's main thread, which also runs the
+//! runtime's message handlers), so the state lives in a `RefCell`, borrowed only between
+//! waits: a wait runs handlers, which borrow it too.
+//!
+//! - A page is *invalid* (no access), *read* (valid, read-only) or *write* (valid,
+//!   read-write, written in the current interval). Pages start valid everywhere: every
+//!   copy of fresh memory is zero.
+//! - A read fault fetches the page from its home through the runtime view, then opens it
+//!   read-only; a write fault on a non-home page makes a twin, then opens it read-write.
+//!   A home page never needs a twin: the home's copy is the master.
+//! - Closing an interval (at a release or a barrier) write-protects the pages written in
+//!   it, sends each non-home page's diff against its twin to the home and waits for the
+//!   homes' acknowledgements, then records the interval's write notice (its page list)
+//!   under the next value of this PE's vector-timestamp entry.
+//! - Applying another PE's write notices (at an acquire or a barrier) invalidates the named
+//!   pages that this PE does not home; a page this PE is writing is first closed to its
+//!   threads and its diff sent home, so the refetch merges both writers.
+
+use crate::diff;
+use crate::fault::Done;
+use crate::pages::{INVALID, READ, WRITE};
+use crate::region::Access;
+use crate::stats::DsmStats;
+use crate::wire::{Bytes, Wire};
+use crate::{Homes, Shared};
+use rhizome::Ctx;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// A lock as its manager keeps it.
+#[derive(Default)]
+pub(crate) struct ManagedLock {
+    pub(crate) held: bool,
+    /// Waiting acquirers: `(pe, slot)`.
+    pub(crate) queue: VecDeque<(u32, u32)>,
+    /// The vector timestamp of the releases so far: what an acquirer must know.
+    pub(crate) vt: Vec<u32>,
+}
+
+impl ManagedLock {
+    /// `who` asks for the lock: returns whom to grant it to now, if anyone.
+    pub(crate) fn acquire(&mut self, who: (u32, u32), pes: usize) -> Option<(u32, u32)> {
+        if self.vt.is_empty() {
+            self.vt = vec![0; pes];
+        }
+        if self.held {
+            self.queue.push_back(who);
+            return None;
+        }
+        self.held = true;
+        Some(who)
+    }
+
+    /// The holder releases it, knowing `vt`: returns the next holder, if anyone waits.
+    pub(crate) fn release(&mut self, vt: &[u32]) -> Option<(u32, u32)> {
+        for (a, b) in self.vt.iter_mut().zip(vt) {
+            *a = (*a).max(*b);
+        }
+        let next = self.queue.pop_front();
+        self.held = next.is_some();
+        next
+    }
+}
+
+/// The protocol state of one PE.
+pub(crate) struct Pe {
+    pub(crate) me: usize,
+    pub(crate) pes: usize,
+    pub(crate) homes: Vec<u32>,
+    /// Allocated bytes of the region (the bump pointer).
+    pub(crate) allocated: usize,
+    /// This PE's vector timestamp: intervals of each PE whose notices it has applied.
+    pub(crate) vt: Vec<u32>,
+    /// This PE's own write notices since the last barrier; entry `i` is interval
+    /// `log_base + 1 + i`.
+    pub(crate) log: Vec<Vec<u32>>,
+    pub(crate) log_base: u32,
+    /// Pages written in the current interval whose diffs an acquire already sent home.
+    flushed: BTreeSet<u32>,
+    /// Locks held by this PE's threads: lock -> slot.
+    pub(crate) held: HashMap<u32, usize>,
+    /// Grants received and not yet served: `(lock, slot, vt)`.
+    pub(crate) grants: VecDeque<(u32, u32, Vec<u32>)>,
+    /// Slots waiting in the barrier.
+    pub(crate) arrivals: Vec<usize>,
+    /// Locks this PE manages.
+    pub(crate) locks: HashMap<u32, ManagedLock>,
+    pub(crate) stats: DsmStats,
+}
+
+impl Pe {
+    pub(crate) fn new(me: usize, pes: usize) -> Pe {
+        Pe {
+            me,
+            pes,
+            homes: Vec::new(),
+            allocated: 0,
+            flushed: BTreeSet::new(),
+            vt: vec![0; pes],
+            log: Vec::new(),
+            log_base: 0,
+            held: HashMap::new(),
+            grants: VecDeque::new(),
+            arrivals: Vec::new(),
+            locks: HashMap::new(),
+            stats: DsmStats::default(),
+        }
+    }
+
+    /// Gives pages `first..first + count` homes.
+    pub(crate) fn add_pages(&mut self, first: usize, count: usize, homes: Homes) {
+        let pes = self.pes;
+        self.homes.resize(first, 0);
+        self.homes.extend((0..count).map(|i| match homes {
+            Homes::Block => (i * pes / count) as u32,
+            Homes::Cyclic => (i % pes) as u32,
+            Homes::Pe(p) => (p % pes) as u32,
+        }));
+    }
+}
+
+/// The protocol of one PE: its shared state, its protocol state and its message ids.
+pub(crate) struct Protocol {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) pe: Rc<RefCell<Pe>>,
+    pub(crate) wire: Wire,
+}
+
+impl Protocol {
+    fn page(&self) -> usize {
+        self.shared.region.page()
+    }
+
+    /// Serves a fault of one application thread: `Ok` once the access can run again.
+    pub(crate) fn fault(&self, ctx: &Ctx, arg: usize) -> Result<(), String> {
+        let offset = arg >> 2;
+        let known = arg & 2 != 0;
+        let write = arg & 1 != 0;
+        let p = offset / self.page();
+        let (home, me, allocated) = {
+            let pe = self.pe.borrow();
+            (pe.homes.get(p).copied(), pe.me, pe.allocated)
+        };
+        if offset >= allocated {
+            return Err(format!(
+                "rhizome: error: PE {me} accessed byte {offset} of the DSM region, beyond the {allocated} bytes allocated"
+            ));
+        }
+        let home = home.expect("allocated pages have homes") as usize;
+        let region = &self.shared.region;
+        let pages = &self.shared.pages;
+        // Only this thread makes an invalid page valid, so the state read here stays
+        // invalid while the page travels (the handler's fast path leaves it alone).
+        let state = pages.lock().state(p);
+        if state == INVALID {
+            let page = ctx.call(home, self.wire.get_page, &(p as u32)).wait();
+            let t = pages.lock();
+            region.with_page(p, |d| d.copy_from_slice(&page.0));
+            region.protect(p, 1, Access::Read);
+            t.set_state(p, READ);
+            drop(t);
+            let mut pe = self.pe.borrow_mut();
+            pe.stats.read_faults += 1;
+            pe.stats.page_fetches += 1;
+            pe.stats.messages += 2;
+            pe.stats.bytes += page.0.len() as u64;
+            if !(known && write) {
+                return Ok(());
+            }
+            // The retried store would fault again at once: open the page for writing now
+            // (one fault instead of two).
+        } else if known && !write {
+            // A thread that only read, served after another thread's fetch.
+            return Ok(());
+        }
+        let t = pages.lock();
+        if t.state(p) == READ {
+            if !t.open_for_write(region, p) {
+                drop(t);
+                region.protect(p, 1, Access::Write); // reports the kernel's reason
+            }
+            self.pe.borrow_mut().stats.write_faults += 1;
+        }
+        // WRITE: another thread's fault opened it first: served once for all.
+        Ok(())
+    }
+
+    /// Closes the written ones of `ps` (ascending) to the application threads (to
+    /// `access`), with one `mprotect` per run of consecutive pages, and sends the diff of
+    /// each that has a twin to its home; returns the calls to wait for.
+    fn flush_pages<'c>(
+        &self,
+        ctx: &'c Ctx,
+        ps: &[u32],
+        access: Access,
+    ) -> Vec<rhizome::CallHandle<'c, ()>> {
+        let region = &self.shared.region;
+        let pages = &self.shared.pages;
+        let mut diffs = Vec::new();
+        {
+            let t = pages.lock();
+            let written: Vec<usize> = ps
+                .iter()
+                .map(|&p| p as usize)
+                .filter(|&p| t.state(p) == WRITE)
+                .collect();
+            // Closed before the diffs are taken, so no store lands between the two unseen.
+            for run in written.chunk_by(|a, b| a + 1 == *b) {
+                region.protect(run[0], run.len(), access);
+            }
+            let state = if access == Access::None {
+                INVALID
+            } else {
+                READ
+            };
+            for p in written {
+                t.set_state(p, state);
+                if !pages.home_here(p) {
+                    let mut d = Vec::new();
+                    region.with_twin(p, |twin, page| diff::encode(twin, page, &mut d));
+                    if !d.is_empty() {
+                        diffs.push((p, d));
+                    }
+                }
+            }
+        }
+        let mut pe = self.pe.borrow_mut();
+        diffs
+            .into_iter()
+            .map(|(p, d)| {
+                pe.stats.diffs_created += 1;
+                pe.stats.bytes += d.len() as u64;
+                pe.stats.messages += 2;
+                ctx.call(pe.homes[p] as usize, self.wire.diff, &(p as u32, Bytes(d)))
+            })
+            .collect()
+    }
+
+    /// Ends the current interval (a release): diffs home and acknowledged, write notice
+    /// recorded. Returns whether there was anything to record.
+    pub(crate) fn close_interval(&self, ctx: &Ctx) -> bool {
+        // Pages this PE wrote in the interval, including those an acquire since flushed
+        // and invalidated (their diffs are home; the notice must still name them).
+        let written: BTreeSet<u32> = {
+            let mut pe = self.pe.borrow_mut();
+            let mut w = std::mem::take(&mut pe.flushed);
+            w.extend(self.shared.pages.lock().take_written());
+            w
+        };
+        if written.is_empty() {
+            return false;
+        }
+        let written: Vec<u32> = written.into_iter().collect();
+        for c in self.flush_pages(ctx, &written, Access::Read) {
+            c.wait();
+        }
+        let mut pe = self.pe.borrow_mut();
+        let me = pe.me;
+        pe.vt[me] += 1;
+        pe.log.push(written);
+        true
+    }
+
+    /// Applies the write notices of PE `q`'s intervals `from + 1 ..= from + notices.len()`
+    /// (those already applied are skipped).
+    pub(crate) fn apply_notices(&self, ctx: &Ctx, q: usize, from: u32, notices: &[Vec<u32>]) {
+        let known = self.pe.borrow().vt[q];
+        let fresh = notices
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| from + 1 + i as u32 > known)
+            .flat_map(|(_, pages)| pages.iter().copied())
+            .collect::<BTreeSet<u32>>();
+        let mut calls = Vec::new();
+        let pages = &self.shared.pages;
+        for p in fresh {
+            if pages.home_here(p as usize) {
+                continue;
+            }
+            let state = pages.lock().state(p as usize);
+            if state == WRITE {
+                // Written here too (false sharing): its diff goes home before the page
+                // is dropped, and the interval's notice will still name it.
+                self.pe.borrow_mut().flushed.insert(p);
+                calls.extend(self.flush_pages(ctx, &[p], Access::None));
+            } else {
+                let t = pages.lock();
+                if t.state(p as usize) == READ {
+                    self.shared.region.protect(p as usize, 1, Access::None);
+                    t.set_state(p as usize, INVALID);
+                }
+            }
+        }
+        for c in calls {
+            c.wait();
+        }
+        let mut pe = self.pe.borrow_mut();
+        pe.vt[q] = pe.vt[q].max(from + notices.len() as u32);
+    }
+
+    /// Serves a grant: learns what the releasers knew, then lets the thread in.
+    pub(crate) fn serve_grant(&self, ctx: &Ctx, lock: u32, slot: u32, vt: Vec<u32>) {
+        let (me, mine) = {
+            let pe = self.pe.borrow();
+            (pe.me, pe.vt.clone())
+        };
+        for (q, (&want, &have)) in vt.iter().zip(&mine).enumerate() {
+            if q != me && want > have {
+                let flat = ctx.call(q, self.wire.notices, &(have, want)).wait();
+                self.pe.borrow_mut().stats.messages += 2;
+                self.apply_notices(ctx, q, have, &crate::wire::unflatten(&flat));
+            }
+        }
+        let mut pe = self.pe.borrow_mut();
+        pe.held.insert(lock, slot as usize);
+        pe.stats.lock_acquires += 1;
+        drop(pe);
+        self.shared.slots[slot as usize].complete(Done::Ok);
+    }
+}

@@ -1,0 +1,243 @@
+//! The DSM's SPMD test suite: each test runs inside one PE of a world (local PEs in
+//! `tests/dsm.rs`, MPI ranks in `examples/dsm_tests.rs`) and panics on a wrong result.
+//! Every test is written for any number of PEs and application threads; each runs with
+//! 1 and with 2 application threads per PE.
+
+use rhizome::Ctx;
+use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes};
+
+/// Lists each test twice, with 1 and with 2 application threads per PE, in the form of
+/// the runtime's example suites: `(name, body)`.
+macro_rules! suite {
+    ($($name:ident),* $(,)?) => {
+        pub const TESTS: &[(&str, fn(&Ctx))] = &[$(
+            (concat!(stringify!($name), " x1"), |ctx: &Ctx| $name(ctx, 1)),
+            (concat!(stringify!($name), " x2"), |ctx: &Ctx| $name(ctx, 2)),
+        )*];
+    };
+}
+
+suite!(
+    lock_handoff_is_seen_by_next_holder,
+    message_passing_through_barrier,
+    false_sharing_loses_no_write,
+    every_word_size_diffs,
+    dekker_under_a_lock_is_sequential,
+    release_without_acquire_is_an_error,
+    region_exhaustion_is_an_error,
+);
+
+fn dsm(ctx: &Ctx, threads: usize) -> Dsm {
+    Dsm::new(
+        ctx,
+        DsmConfig::default().threads(threads).region_bytes(16 << 20),
+    )
+    .unwrap()
+}
+
+/// A counter incremented under one lock by every thread: each holder sees the previous
+/// holder's write (a lost update would leave the total short).
+fn lock_handoff_is_seen_by_next_holder(ctx: &Ctx, threads: usize) {
+    let d = dsm(ctx, threads);
+    let counter = d
+        .alloc_with::<u64>(1, Homes::Pe(ctx.num_pes() - 1))
+        .unwrap();
+    let log = d.alloc::<u32>(4096).unwrap();
+    let lock = DsmLock::new(7);
+    let rounds = 20;
+    let got = d.run(ctx, |t| {
+        for _ in 0..rounds {
+            lock.acquire(t);
+            let n = counter.get(0);
+            log.set(n as usize, t.global_id() as u32 + 1);
+            counter.set(0, n + 1);
+            lock.release(t).unwrap();
+        }
+        t.barrier();
+        let total = counter.get(0);
+        let filled = (0..total as usize).filter(|&i| log.get(i) != 0).count();
+        (total, filled)
+    });
+    let want = (rounds * threads * ctx.num_pes()) as u64;
+    for (total, filled) in got {
+        assert_eq!(total, want, "increments under the lock");
+        assert_eq!(
+            filled as u64, want,
+            "every log entry written under the lock is seen"
+        );
+    }
+}
+
+/// Data written before a barrier (by every thread, to pages homed everywhere) is read
+/// after it by every other thread: the data-race-free program sees what a sequential
+/// interleaving would.
+fn message_passing_through_barrier(ctx: &Ctx, threads: usize) {
+    let d = dsm(ctx, threads);
+    let n = 3 * 4096;
+    let a = d.alloc_with::<u64>(n, Homes::Cyclic).unwrap();
+    d.run(ctx, |t| {
+        let (id, all) = (t.global_id(), t.global_threads());
+        for round in 0..3u64 {
+            for i in (id..n).step_by(all) {
+                a.set(i, round * 1_000_000 + i as u64);
+            }
+            t.barrier();
+            // Read what the *next* thread wrote.
+            let other = (id + 1) % all;
+            for i in (other..n).step_by(all) {
+                assert_eq!(
+                    a.get(i),
+                    round * 1_000_000 + i as u64,
+                    "element {i}, round {round}"
+                );
+            }
+            t.barrier();
+        }
+    });
+}
+
+/// Every thread of every PE writes its own bytes of the same page, many times between
+/// barriers: no write is lost when the diffs meet at the home.
+fn false_sharing_loses_no_write(ctx: &Ctx, threads: usize) {
+    let d = dsm(ctx, threads);
+    let bytes = d.alloc_with::<u8>(d.page_size(), Homes::Pe(0)).unwrap();
+    d.run(ctx, |t| {
+        let (id, all) = (t.global_id(), t.global_threads());
+        for round in 1..=5u8 {
+            for i in (id..bytes.len()).step_by(all) {
+                bytes.set(i, round.wrapping_mul(31).wrapping_add(i as u8));
+            }
+            t.barrier();
+            for i in 0..bytes.len() {
+                assert_eq!(
+                    bytes.get(i),
+                    round.wrapping_mul(31).wrapping_add(i as u8),
+                    "byte {i}"
+                );
+            }
+            t.barrier();
+        }
+    });
+}
+
+fn pattern(i: usize, size: usize, pe: usize) -> u128 {
+    let v = (i as u128 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) ^ pe as u128;
+    if size == 16 {
+        v
+    } else {
+        v & ((1u128 << (8 * size)) - 1)
+    }
+}
+
+/// Elements of 1, 2, 4, 8 and 16 bytes, interleaved between PEs inside one page each:
+/// the diff of each carries exactly its writer's elements.
+fn every_word_size_diffs(ctx: &Ctx, threads: usize) {
+    let d = dsm(ctx, threads);
+    let page = d.page_size();
+    let v8 = d.alloc::<u8>(page).unwrap();
+    let v16 = d.alloc::<u16>(page / 2).unwrap();
+    let v32 = d.alloc::<u32>(page / 4).unwrap();
+    let v64 = d.alloc::<u64>(page / 8).unwrap();
+    let v128 = d.alloc::<u128>(page / 16).unwrap();
+    d.run(ctx, |t| {
+        let (id, all) = (t.global_id(), t.global_threads());
+        let owner = |i: usize| i % all;
+        for i in (id..page).step_by(all) {
+            v8.set(i, pattern(i, 1, owner(i)) as u8);
+            if i < page / 2 {
+                v16.set(i, pattern(i, 2, owner(i)) as u16)
+            }
+            if i < page / 4 {
+                v32.set(i, pattern(i, 4, owner(i)) as u32)
+            }
+            if i < page / 8 {
+                v64.set(i, pattern(i, 8, owner(i)) as u64)
+            }
+            if i < page / 16 {
+                v128.set(i, pattern(i, 16, owner(i)))
+            }
+        }
+        t.barrier();
+        for i in 0..page {
+            assert_eq!(v8.get(i) as u128, pattern(i, 1, owner(i)), "u8 {i}");
+            if i < page / 2 {
+                assert_eq!(v16.get(i) as u128, pattern(i, 2, owner(i)), "u16 {i}")
+            }
+            if i < page / 4 {
+                assert_eq!(v32.get(i) as u128, pattern(i, 4, owner(i)), "u32 {i}")
+            }
+            if i < page / 8 {
+                assert_eq!(v64.get(i) as u128, pattern(i, 8, owner(i)), "u64 {i}")
+            }
+            if i < page / 16 {
+                assert_eq!(v128.get(i), pattern(i, 16, owner(i)), "u128 {i}")
+            }
+        }
+    });
+}
+
+/// Store buffering (Dekker) with both sides under one lock: each thread sets its flag and
+/// reads its partner's; the outcome where neither sees the other's flag, which
+/// sequential consistency forbids, never occurs.
+fn dekker_under_a_lock_is_sequential(ctx: &Ctx, threads: usize) {
+    let d = dsm(ctx, threads);
+    let flags = d.alloc_with::<u64>(64, Homes::Cyclic).unwrap();
+    let seen = d.alloc::<u64>(64).unwrap();
+    let lock = DsmLock::new(3);
+    d.run(ctx, |t| {
+        let (id, all) = (t.global_id(), t.global_threads());
+        for round in 1..=10u64 {
+            // Threads pair up (0 with 1, 2 with 3, ...); a thread without a partner plays
+            // against itself.
+            let partner = if id ^ 1 < all { id ^ 1 } else { id };
+            lock.acquire(t);
+            flags.set(id, round);
+            let other = flags.get(partner);
+            lock.release(t).unwrap();
+            seen.set(id, other);
+            t.barrier();
+            if partner != id {
+                let me_saw = seen.get(id) >= round;
+                let partner_saw = seen.get(partner) >= round;
+                assert!(
+                    me_saw || partner_saw,
+                    "neither saw the other's flag in round {round}: {id} saw {}, {partner} saw {}",
+                    seen.get(id),
+                    seen.get(partner)
+                );
+            }
+            t.barrier();
+        }
+    });
+}
+
+/// A release by a thread that never acquired is refused with a clear error.
+fn release_without_acquire_is_an_error(ctx: &Ctx, threads: usize) {
+    let d = dsm(ctx, threads);
+    let errs = d.run(ctx, |t| {
+        DsmLock::new(11).release(t).unwrap_err().to_string()
+    });
+    for e in errs {
+        assert!(e.contains("does not hold"), "{e}");
+    }
+}
+
+/// An allocation larger than what is left of the region is refused, and the region
+/// stays usable.
+fn region_exhaustion_is_an_error(ctx: &Ctx, threads: usize) {
+    let d = Dsm::new(
+        ctx,
+        DsmConfig::default().threads(threads).region_bytes(1 << 20),
+    )
+    .unwrap();
+    let e = d.alloc::<u64>(1 << 20).map(|_| ()).unwrap_err();
+    assert!(e.to_string().contains("DSM region exhausted"), "{e}");
+    let small = d.alloc::<u64>(8).unwrap();
+    d.run(ctx, |t| {
+        if t.global_id() == 0 {
+            small.set(0, 5);
+        }
+        t.barrier();
+        assert_eq!(small.get(0), 5);
+    });
+}

@@ -1,0 +1,191 @@
+//! The applications of the multithreaded-HLRC paper on the distributed shared memory
+//! (`rhizome-dsm`): [`sor`] (red-black successive over-relaxation), [`nbody`] (the
+//! NBody microbenchmark, 64-byte bodies) and [`water`] (Water-nsquared-like: pairwise
+//! forces added to each molecule under its own lock). Each is one piece of code over an
+//! array of `f64` ([`Mem`]) that runs sequentially on a `Vec` and in parallel on the
+//! shared region, with barriers between its phases and locks where it shares a sum; both
+//! runs give the same bits, which the checksum compares.
+//!
+//! ```
+//! use rhizome::World;
+//! use rhizome_kernels::dsm::{App, run_dsm, run_sequential};
+//! let app = App::Sor { n: 64, iters: 4 };
+//! let seq = run_sequential(&app);
+//! let par = World::builder().pes(2).run(|ctx| run_dsm(ctx, &app, 1)).unwrap();
+//! assert_eq!(par[0].checksum, seq.checksum);
+//! ```
+
+pub mod nbody;
+pub mod sor;
+pub mod water;
+
+use rhizome::Ctx;
+use rhizome_dsm::{Dsm, DsmConfig, DsmLock, DsmStats, DsmThread};
+use std::time::Instant;
+
+/// An application and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum App {
+    /// Red-black SOR on an `n` x `n` grid (plus a fixed boundary), `iters` iterations.
+    Sor { n: usize, iters: usize },
+    /// `bodies` bodies of 64 bytes, `steps` time steps of all-pairs forces.
+    Nbody { bodies: usize, steps: usize },
+    /// `molecules` molecules, `steps` time steps of half-shell pairwise forces, each
+    /// molecule's force summed under its lock.
+    Water { molecules: usize, steps: usize },
+}
+
+/// How a kernel's threads synchronise: barriers, and locks named by numbers.
+pub trait Team {
+    /// Waits for every thread.
+    fn barrier(&self);
+    /// Takes lock `i`.
+    fn lock(&self, i: usize);
+    /// Gives lock `i` back.
+    fn unlock(&self, i: usize);
+}
+
+/// The sequential run's team: one thread, nothing to wait for.
+struct Alone;
+
+impl Team for Alone {
+    fn barrier(&self) {}
+    fn lock(&self, _: usize) {}
+    fn unlock(&self, _: usize) {}
+}
+
+impl Team for DsmThread<'_> {
+    fn barrier(&self) {
+        DsmThread::barrier(self)
+    }
+    fn lock(&self, i: usize) {
+        DsmLock::new(i as u32).acquire(self)
+    }
+    fn unlock(&self, i: usize) {
+        // The kernels release only what they hold.
+        DsmLock::new(i as u32).release(self).expect("lock held")
+    }
+}
+
+/// An array of `f64` that the application's threads share: a `Vec` in the sequential run,
+/// the shared region in the parallel one.
+#[derive(Clone, Copy)]
+pub struct Mem {
+    ptr: *mut f64,
+    len: usize,
+}
+
+// SAFETY: see `Mem::new`: the creator promises the memory outlives every use and that
+// the threads' accesses are free of data races (separated by barriers).
+unsafe impl Send for Mem {}
+// SAFETY: as for Send.
+unsafe impl Sync for Mem {}
+
+impl Mem {
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` elements for as long as the
+    /// `Mem` (or a copy) is used, and the threads using it must not write an element
+    /// that another thread reads or writes without a barrier between.
+    pub unsafe fn new(ptr: *mut f64, len: usize) -> Mem {
+        Mem { ptr, len }
+    }
+    /// Element `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> f64 {
+        assert!(i < self.len, "index {i} of {}", self.len);
+        // SAFETY: in bounds; valid and race-free by `new`'s contract.
+        unsafe { self.ptr.add(i).read() }
+    }
+    /// Sets element `i`.
+    #[inline]
+    pub fn set(&self, i: usize, v: f64) {
+        assert!(i < self.len, "index {i} of {}", self.len);
+        // SAFETY: as for `get`.
+        unsafe { self.ptr.add(i).write(v) }
+    }
+}
+
+/// An application written once for any number of threads.
+trait Kernel: Sync {
+    /// Elements of the shared array.
+    fn words(&self) -> usize;
+    /// Thread `id` of `all` initialises its part.
+    fn init(&self, m: Mem, id: usize, all: usize);
+    /// Thread `id` of `all` computes, synchronising through `team`.
+    fn compute(&self, m: Mem, id: usize, all: usize, team: &dyn Team);
+}
+
+fn kernel(app: &App) -> Box<dyn Kernel> {
+    match *app {
+        App::Sor { n, iters } => Box::new(sor::Sor { n, iters }),
+        App::Nbody { bodies, steps } => Box::new(nbody::Nbody { bodies, steps }),
+        App::Water { molecules, steps } => Box::new(water::Water { molecules, steps }),
+    }
+}
+
+/// The order-fixed sum of every element, as bits: equal bits, equal runs.
+fn checksum(m: Mem, words: usize) -> u64 {
+    (0..words).map(|i| m.get(i)).sum::<f64>().to_bits()
+}
+
+/// A timed run: seconds of the compute phase (initialisation excluded), the checksum, and
+/// for a parallel run the protocol counters summed over the PEs.
+#[derive(Clone, Copy, Debug)]
+pub struct Outcome {
+    pub seconds: f64,
+    pub checksum: u64,
+    pub stats: DsmStats,
+}
+
+/// The sequential run: the same code with one thread and no barriers.
+pub fn run_sequential(app: &App) -> Outcome {
+    let k = kernel(app);
+    let mut v = vec![0.0; k.words()];
+    // SAFETY: the vector outlives the run and only this thread touches it.
+    let m = unsafe { Mem::new(v.as_mut_ptr(), v.len()) };
+    k.init(m, 0, 1);
+    let start = Instant::now();
+    k.compute(m, 0, 1, &Alone);
+    let seconds = start.elapsed().as_secs_f64();
+    Outcome {
+        seconds,
+        checksum: checksum(m, k.words()),
+        stats: DsmStats::default(),
+    }
+}
+
+/// Collective: the parallel run on the shared memory with `threads` application threads
+/// per PE; every PE returns the same outcome (PE 0's time).
+pub fn run_dsm(ctx: &Ctx, app: &App, threads: usize) -> Outcome {
+    let k = kernel(app);
+    let bytes = k.words() * 8;
+    let config = DsmConfig::default()
+        .threads(threads)
+        .region_bytes(bytes + (1 << 20));
+    let dsm = Dsm::new(ctx, config).unwrap_or_else(|e| panic!("rhizome: error: {e}"));
+    let shared = dsm
+        .alloc::<f64>(k.words())
+        .unwrap_or_else(|e| panic!("rhizome: error: {e}"));
+    // SAFETY: the allocation lives as long as `dsm`; the kernels are data-race free
+    // (each thread writes its own part, with barriers between reading and writing).
+    let m = unsafe { Mem::new(shared.as_ptr(), k.words()) };
+    let out = dsm.run(ctx, |t| {
+        let (id, all) = (t.global_id(), t.global_threads());
+        k.init(m, id, all);
+        t.barrier();
+        let start = Instant::now();
+        k.compute(m, id, all, t);
+        t.barrier();
+        let seconds = start.elapsed().as_secs_f64();
+        (seconds, (id == 0).then(|| checksum(m, k.words())))
+    });
+    let (seconds, sum) = out[0];
+    let stats = ctx.allreduce(dsm.stats(), |a, b| a + b);
+    let seconds = ctx.broadcast(seconds, 0);
+    let checksum = ctx.broadcast(sum.unwrap_or(0), 0);
+    Outcome {
+        seconds,
+        checksum,
+        stats,
+    }
+}
