@@ -21,9 +21,11 @@
 //!
 //! The node store and the operation cache are type parameters of [`Manager`]
 //! ([`NodeStore`], [`OpCache`]), so a store partitioned across PEs can replace the
-//! shared-memory one without touching the operations.
+//! shared-memory one without touching the operations: [`DistNodeStore`] spreads the
+//! nodes over the PEs' global memory.
 
 mod count;
+mod dist;
 mod edge;
 mod manager;
 mod node_table;
@@ -33,6 +35,7 @@ mod roots;
 mod sync;
 mod zeroed;
 
+pub use dist::DistNodeStore;
 pub use edge::{Bdd, COMPLEMENT, INDEX_MASK};
 pub use manager::{BddError, Config, Manager, Stats};
 pub use node_table::{NodeStore, SharedNodeTable};

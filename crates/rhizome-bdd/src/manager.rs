@@ -162,7 +162,7 @@ impl Manager {
         let store = SharedNodeTable::new(initial, max, workers);
         let cache_entries = |n: usize| (n as f64 * config.cache_ratio) as usize;
         let cache = SharedOpCache::new(cache_entries(store.size()), cache_entries(max));
-        Manager::from_parts_on(store, cache, config, pool)
+        Manager::from_parts_on_pool(store, cache, config, pool)
     }
 }
 
@@ -170,12 +170,18 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     /// A manager over a given node store and cache.
     pub fn from_parts(store: S, cache: C, config: Config) -> Manager<S, C> {
         let pool = Arc::new(Pool::new(config.workers.max(1)));
-        Manager::from_parts_on(store, cache, config, pool)
+        Manager::from_parts_on_pool(store, cache, config, pool)
     }
 
-    /// `from_parts` on a given pool, whose worker count replaces `config.workers`; the
-    /// store must have per-worker state for that many workers.
-    fn from_parts_on(store: S, cache: C, mut config: Config, pool: Arc<Pool>) -> Manager<S, C> {
+    /// [`from_parts`](Manager::from_parts) on a given pool (e.g. a PE's,
+    /// [`rhizome::Ctx::pool`]), whose worker count replaces `config.workers`; the store
+    /// must have allocation state for that many workers.
+    pub fn from_parts_on_pool(
+        store: S,
+        cache: C,
+        mut config: Config,
+        pool: Arc<Pool>,
+    ) -> Manager<S, C> {
         config.workers = pool.workers();
         let stats = Stats {
             table_size: store.size(),

@@ -129,7 +129,7 @@ pub struct SharedNodeTable {
 unsafe impl Sync for SharedNodeTable {}
 
 #[inline]
-fn hash(w0: u64, w1: u64) -> u64 {
+pub(crate) fn hash(w0: u64, w1: u64) -> u64 {
     // Two rounds of multiply-xorshift: cheap and mixes all input bits into the high bits,
     // which give both the bucket position and the tag.
     let mut h = w0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ w1;
@@ -138,7 +138,7 @@ fn hash(w0: u64, w1: u64) -> u64 {
 }
 
 #[inline]
-fn encode(var: u32, low: Bdd, high: Bdd) -> (u64, u64) {
+pub(crate) fn encode(var: u32, low: Bdd, high: Bdd) -> (u64, u64) {
     (low.0 | ((var as u64) << 40), high.0)
 }
 

@@ -4,59 +4,11 @@
 //! operation runs again). Every result is checked against a reference computed in a table
 //! large enough never to collect, or against truth tables.
 
-use num_bigint::BigUint;
 use proptest::prelude::*;
-use rhizome_bdd::{Bdd, BddError, Config, Manager, NodeStore, OpCache, OpCtx, SharedNodeTable};
+use rhizome_bdd::{Bdd, BddError, Config, Manager, NodeStore, SharedNodeTable};
 
-/// Variables of the random formulas.
-const VARS: u32 = 22;
-
-/// A random 3-CNF formula over `VARS` variables: clauses as (variable, negated) triples.
-fn formula(seed: u64, clauses: usize) -> Vec<[(u32, bool); 3]> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    (0..clauses)
-        .map(|_| [(); 3].map(|_| ((next() % VARS as u64) as u32, next() & 1 == 1)))
-        .collect()
-}
-
-/// The conjunction of `clauses`, halves in parallel: one operation whose intermediate
-/// BDDs are far larger than its result.
-fn cnf<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, clauses: &[[(u32, bool); 3]]) -> Bdd {
-    match clauses {
-        [] => Bdd::TRUE,
-        [clause] => clause.iter().fold(Bdd::FALSE, |acc, &(v, neg)| {
-            let lit = c.make(v, Bdd::FALSE, Bdd::TRUE);
-            c.or(acc, if neg { !lit } else { lit })
-        }),
-        _ => {
-            let (a, b) = clauses.split_at(clauses.len() / 2);
-            let (x, y) = c.join(|c| cnf(c, a), |c| cnf(c, b));
-            c.and(x, y)
-        }
-    }
-}
-
-/// Also xors the formula with a shifted copy of itself, so results share sub-results
-/// (cache hits across operations) and intermediate nodes die between operations.
-fn workload<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, seed: u64) -> Bdd {
-    let f = formula(seed, 60);
-    let g: Vec<_> = f
-        .iter()
-        .map(|cl| cl.map(|(v, n)| ((v + 1) % VARS, n)))
-        .collect();
-    let (a, b) = c.join(|c| cnf(c, &f), |c| cnf(c, &g));
-    c.xor(a, b)
-}
-
-fn all_vars() -> Vec<u32> {
-    (0..VARS).collect()
-}
+mod support;
+use support::{all_vars, assert_nodes_unique, reference, workload};
 
 /// A manager of two workers whose node table starts at `initial_nodes` slots and may grow
 /// to `max_nodes`.
@@ -67,42 +19,6 @@ fn two_worker_manager(initial_nodes: usize, max_nodes: usize) -> Manager {
         max_nodes,
         ..Config::default()
     })
-}
-
-/// Satcounts of the workload for `seeds`, in a table that never collects.
-fn reference(seeds: &[u64]) -> Vec<BigUint> {
-    let mut m = two_worker_manager(1 << 22, 1 << 22);
-    let mut roots = Vec::new();
-    let counts = seeds
-        .iter()
-        .map(|&s| {
-            let f = m.run(&[], |c| workload(c, s)).unwrap();
-            roots.push(m.root(f));
-            m.satcount(f, &all_vars())
-        })
-        .collect();
-    assert_eq!(m.stats().collections, 0, "the reference must not collect");
-    counts
-}
-
-/// No two nodes below `roots` are the same `(var, low, high)`: the unique table holds
-/// every node once, whatever collections kept or freed (a kept copy of a node that lost
-/// an insertion race would break this).
-fn assert_nodes_unique(m: &Manager, roots: &[Bdd]) {
-    let mut seen = std::collections::HashMap::new();
-    let mut stack: Vec<Bdd> = roots.to_vec();
-    while let Some(f) = stack.pop() {
-        if f.is_const() {
-            continue;
-        }
-        let index = f.index();
-        // The node itself, without the edge's complement pushed into it.
-        let (v, lo, hi) = m.node(Bdd::from_raw(index)).unwrap();
-        match seen.insert((v, lo, hi), index) {
-            Some(other) => assert_eq!(other, index, "node {v} stored twice"),
-            None => stack.extend([lo, hi]),
-        }
-    }
 }
 
 #[test]
