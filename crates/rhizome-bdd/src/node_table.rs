@@ -88,18 +88,20 @@ pub trait NodeStore: Sync + Send {
     ) -> bool;
 }
 
-struct Cursor {
+/// One worker's allocation state: where in its region it allocates next.
+#[derive(Clone, Copy)]
+pub(crate) struct Cursor {
     /// Bitmap word being allocated from, and the free bits left in it.
-    word: usize,
-    free: u64,
+    pub(crate) word: usize,
+    pub(crate) free: u64,
     /// Words left in the current region after `word`.
-    words_left: usize,
+    pub(crate) words_left: usize,
     /// A slot allocated for an insertion that lost a race; reused next time.
-    spare: u64,
+    pub(crate) spare: u64,
 }
 
 impl Cursor {
-    const EMPTY: Cursor = Cursor {
+    pub(crate) const EMPTY: Cursor = Cursor {
         word: 0,
         free: 0,
         words_left: 0,

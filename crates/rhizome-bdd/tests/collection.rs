@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use rhizome_bdd::{Bdd, BddError, Config, Manager, NodeStore, SharedNodeTable};
 
 mod support;
-use support::{all_vars, assert_nodes_unique, reference, workload};
+use support::{all_vars, build_twice, reference, workload};
 
 /// A manager of two workers whose node table starts at `initial_nodes` slots and may grow
 /// to `max_nodes`.
@@ -36,24 +36,8 @@ fn operations_that_fill_the_table_resume_and_give_the_reference_results() {
                 grow_on_full_below: if grow_on_full { usize::MAX } else { 0 },
                 ..Config::default()
             });
-            let mut kept = Vec::new();
-            let mut guards = Vec::new();
-            for round in 0..2 {
-                for (i, &s) in seeds.iter().enumerate() {
-                    let f = m.run(&[], |c| workload(c, s)).unwrap();
-                    let what = format!("seed {s}, {workers} workers, grow {grow_on_full}");
-                    assert_eq!(m.satcount(f, &all_vars()), expect[i], "{what}");
-                    if round == 0 {
-                        guards.push(m.root(f));
-                        kept.push(f);
-                    } else {
-                        // Canonicity across collections: the same function is the same
-                        // edge, so no stale cache entry or reused slot crept in.
-                        assert_eq!(f, kept[i], "{what}: rebuilt after collections");
-                    }
-                }
-            }
-            assert_nodes_unique(&m, &kept);
+            let what = format!("{workers} workers, grow {grow_on_full}");
+            build_twice(&mut m, &seeds, &expect, &what);
             let st = m.stats();
             assert!(st.retries > 0, "no operation filled the table: {st:?}");
             assert!(st.collections >= st.retries, "{st:?}");

@@ -10,7 +10,7 @@ use rhizome_bdd::{BddError, Config, DistNodeStore, Manager, SharedOpCache};
 use std::sync::Arc;
 
 mod support;
-use support::{all_vars, assert_nodes_unique, reference, workload};
+use support::{all_vars, assert_nodes_unique, build_twice, reference, workload};
 
 /// A manager on PE `ctx`'s pool over a distributed table of `slots` slots per PE
 /// (collective: every PE must call it).
@@ -117,21 +117,7 @@ fn operations_that_fill_the_partitions_resume_and_give_the_reference_results() {
         // 64K slots in all: room for the kept results, not for the operations' garbage.
         let slots = (1 << 16) / pes;
         let stats = on_pe0(pes, workers, slots, |m| {
-            let mut kept = Vec::new();
-            let mut guards = Vec::new();
-            for round in 0..2 {
-                for (i, &s) in seeds.iter().enumerate() {
-                    let f = m.run(&[], |c| workload(c, s)).unwrap();
-                    assert_eq!(m.satcount(f, &all_vars()), expect[i], "seed {s}, {pes} PEs");
-                    if round == 0 {
-                        guards.push(m.root(f));
-                        kept.push(f);
-                    } else {
-                        assert_eq!(f, kept[i], "seed {s}: rebuilt after collections");
-                    }
-                }
-            }
-            assert_nodes_unique(m, &kept);
+            build_twice(m, &seeds, &expect, &format!("{pes} PEs"));
             m.stats()
         });
         assert!(

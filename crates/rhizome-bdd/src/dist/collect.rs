@@ -52,7 +52,7 @@ fn drop_spares(s: &mut DistNodeStore) {
     let mut spares = Vec::new();
     for set in s.cursors.iter_mut() {
         for c in set.get_mut().iter_mut() {
-            spares.push(std::mem::take(&mut c.spare));
+            spares.push(std::mem::take(&mut c.at.spare));
         }
     }
     for spare in spares.into_iter().filter(|&i| i != 0) {

@@ -32,7 +32,7 @@ mod collect;
 mod node_cache;
 
 use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
-use crate::node_table::{NodeStore, encode, hash};
+use crate::node_table::{self, NodeStore, encode, hash};
 use crossbeam_utils::CachePadded;
 use node_cache::NodeCache;
 use rhizome::{Ctx, GlobalArray, Memory};
@@ -61,26 +61,19 @@ const HEADER_WORDS: usize = 2;
 /// Node-cache entries per partition slot of the whole table, at most `MAX_CACHE`.
 const MAX_CACHE: usize = 1 << 22;
 
-/// One worker's allocation state in one partition.
+/// One worker's allocation state in one partition: the shared-memory table's cursor
+/// (its `spare` a global index here), with the bitmap of the region it allocates from.
 #[derive(Clone, Copy)]
 struct Cursor {
     /// The region's bitmap at the time it was claimed (which slots were free then).
     region: [u64; REGION_WORDS],
-    /// Bitmap word being allocated from, and the free bits left in it.
-    word: usize,
-    free: u64,
-    words_left: usize,
-    /// The global index of a slot written for an insertion that lost a race (0: none).
-    spare: u64,
+    at: node_table::Cursor,
 }
 
 impl Cursor {
     const EMPTY: Cursor = Cursor {
         region: [0; REGION_WORDS],
-        word: 0,
-        free: 0,
-        words_left: 0,
-        spare: 0,
+        at: node_table::Cursor::EMPTY,
     };
 }
 
@@ -212,34 +205,34 @@ impl DistNodeStore {
 
     /// A free slot of partition `pe` for `cursor`, as a global index.
     fn alloc(&self, pe: usize, cursor: &mut Cursor) -> Option<u64> {
-        if cursor.spare != 0 {
-            return Some(std::mem::take(&mut cursor.spare));
+        if cursor.at.spare != 0 {
+            return Some(std::mem::take(&mut cursor.at.spare));
         }
         loop {
-            if cursor.free != 0 {
-                let bit = cursor.free.trailing_zeros() as usize;
-                cursor.free &= cursor.free - 1;
-                return Some((pe * self.slots + cursor.word * 64 + bit) as u64);
+            if cursor.at.free != 0 {
+                let bit = cursor.at.free.trailing_zeros() as usize;
+                cursor.at.free &= cursor.at.free - 1;
+                return Some((pe * self.slots + cursor.at.word * 64 + bit) as u64);
             }
-            if cursor.words_left > 0 {
-                cursor.word += 1;
-                cursor.words_left -= 1;
+            if cursor.at.words_left > 0 {
+                cursor.at.word += 1;
+                cursor.at.words_left -= 1;
             } else {
                 let region = self.mem.fetch_add(self.header.ptr(pe, NEXT_REGION), 1) as usize;
                 if region >= self.slots / REGION_SLOTS {
                     return None;
                 }
-                cursor.word = region * REGION_WORDS;
-                cursor.words_left = REGION_WORDS - 1;
+                cursor.at.word = region * REGION_WORDS;
+                cursor.at.words_left = REGION_WORDS - 1;
                 self.mem
-                    .get_into(self.used.ptr(pe, cursor.word), &mut cursor.region);
+                    .get_into(self.used.ptr(pe, cursor.at.word), &mut cursor.region);
                 let free: u64 = cursor.region.iter().map(|w| w.count_zeros() as u64).sum();
                 let committed = self.mem.fetch_add(self.header.ptr(pe, COMMITTED), free) + free;
                 if committed as f64 > MAX_LOAD * self.slots as f64 {
                     return None;
                 }
             }
-            cursor.free = !cursor.region[cursor.word % REGION_WORDS];
+            cursor.at.free = !cursor.region[cursor.at.word % REGION_WORDS];
         }
     }
 
@@ -303,7 +296,7 @@ impl NodeStore for DistNodeStore {
                     }
                     if v & !INDEX_MASK == tag && self.words(v & INDEX_MASK) == (w0, w1) {
                         if mine != 0 {
-                            cursor.spare = mine;
+                            cursor.at.spare = mine;
                         }
                         return Some(v & INDEX_MASK);
                     }
@@ -314,7 +307,7 @@ impl NodeStore for DistNodeStore {
             base = (base + CHUNK) & mask;
         }
         if mine != 0 {
-            cursor.spare = mine;
+            cursor.at.spare = mine;
         }
         self.full.store(true, Ordering::Relaxed);
         None

@@ -94,3 +94,30 @@ pub fn reference(seeds: &[u64]) -> Vec<BigUint> {
     assert_eq!(m.stats().collections, 0, "the reference must not collect");
     counts
 }
+
+/// Builds the workload of every seed twice, the first results kept by roots: each
+/// satcount must be `expect`'s, and each rebuilt result the same edge as the first
+/// (canonicity across collections: no stale cache entry or reused slot crept in), with
+/// every node stored once. `what` names the setting in failure messages.
+pub fn build_twice<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    seeds: &[u64],
+    expect: &[BigUint],
+    what: &str,
+) {
+    let mut kept = Vec::new();
+    let mut guards = Vec::new();
+    for round in 0..2 {
+        for (i, &s) in seeds.iter().enumerate() {
+            let f = m.run(&[], |c| workload(c, s)).unwrap();
+            assert_eq!(m.satcount(f, &all_vars()), expect[i], "seed {s}, {what}");
+            if round == 0 {
+                guards.push(m.root(f));
+                kept.push(f);
+            } else {
+                assert_eq!(f, kept[i], "seed {s}, {what}: rebuilt after collections");
+            }
+        }
+    }
+    assert_nodes_unique(m, &kept);
+}
