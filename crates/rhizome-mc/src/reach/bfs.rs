@@ -5,14 +5,14 @@ use super::Strategy;
 use super::image::{image_op, par_image};
 use super::progress::Run;
 use crate::model::Model;
-use rhizome_bdd::{Bdd, BddError, Manager};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache};
 
 /// `bfs` and `par`: level by level until a level finds no new state.
-pub(super) fn bfs_levels(
-    m: &mut Manager,
+pub(super) fn bfs_levels<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
     strategy: Strategy,
-    run: &mut Run<'_>,
+    run: &mut Run<'_, S, C>,
 ) -> Result<(), BddError> {
     let mut front = m.root(model.initial);
     loop {

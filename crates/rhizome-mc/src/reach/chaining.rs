@@ -3,13 +3,13 @@
 use super::image::image_op;
 use super::progress::Run;
 use crate::model::Model;
-use rhizome_bdd::{BddError, Manager};
+use rhizome_bdd::{BddError, Manager, NodeStore, OpCache};
 
 /// `chaining`: every group's image is added at once, until a sweep adds nothing.
-pub(super) fn chaining_levels(
-    m: &mut Manager,
+pub(super) fn chaining_levels<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
-    run: &mut Run<'_>,
+    run: &mut Run<'_, S, C>,
 ) -> Result<(), BddError> {
     loop {
         run.next_level();

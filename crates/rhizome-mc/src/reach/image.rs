@@ -12,7 +12,12 @@ pub(super) fn image<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, g: &Group, s:
 
 /// The image of `s` under one group, as its own operation (with the fallback for
 /// models whose next variables are not interleaved with the current ones).
-pub(super) fn image_op(m: &mut Manager, model: &Model, g: &Group, s: Bdd) -> Result<Bdd, BddError> {
+pub(super) fn image_op<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    model: &Model,
+    g: &Group,
+    s: Bdd,
+) -> Result<Bdd, BddError> {
     if model.interleaved {
         m.relnext(s, g.relation, g.vars)
     } else {
@@ -24,8 +29,8 @@ pub(super) fn image_op(m: &mut Manager, model: &Model, g: &Group, s: Bdd) -> Res
 
 /// The predecessors of `s` (rooted by the caller) under one group, as its own
 /// operation: the inverse of [`image_op`].
-pub(super) fn preimage_op(
-    m: &mut Manager,
+pub(super) fn preimage_op<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
     g: &Group,
     s: Bdd,
