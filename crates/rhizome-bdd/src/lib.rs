@@ -38,7 +38,7 @@ mod zeroed;
 pub use dist::DistNodeStore;
 pub use edge::{Bdd, COMPLEMENT, INDEX_MASK};
 pub use manager::{BddError, Config, Manager, Stats};
-pub use node_table::{NodeStore, SharedNodeTable};
+pub use node_table::{CollectPlan, NodeStore, SharedNodeTable};
 pub use op_cache::{OpCache, SharedOpCache};
 pub use ops::OpCtx;
 pub use roots::Root;

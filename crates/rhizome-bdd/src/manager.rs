@@ -1,7 +1,7 @@
 //! The BDD manager: node store, operation cache, worker pool, roots and collection.
 
 use crate::edge::Bdd;
-use crate::node_table::{NodeStore, SharedNodeTable};
+use crate::node_table::{CollectPlan, NodeStore, SharedNodeTable};
 use crate::op_cache::{OpCache, SharedOpCache};
 use crate::ops::OpCtx;
 use crate::roots::{Root, Roots};
@@ -239,9 +239,14 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     fn collect(&mut self, extra: &[Bdd], keep_since: Option<usize>, force_grow: bool) -> bool {
         let roots = self.roots.snapshot();
         let mut it = roots.iter().chain(extra.iter()).copied();
-        let grew = self
-            .store
-            .collect(&mut it, keep_since, self.config.grow_threshold, force_grow);
+        let grew = self.store.collect(
+            &mut it,
+            CollectPlan {
+                keep_since,
+                grow_threshold: self.config.grow_threshold,
+                force_grow,
+            },
+        );
         let entries = (self.store.size() as f64 * self.config.cache_ratio) as usize;
         let store = &self.store;
         self.cache.collect(entries, &|i| store.is_live(i));

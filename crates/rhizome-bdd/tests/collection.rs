@@ -5,7 +5,7 @@
 //! large enough never to collect, or against truth tables.
 
 use proptest::prelude::*;
-use rhizome_bdd::{Bdd, BddError, Config, Manager, NodeStore, SharedNodeTable};
+use rhizome_bdd::{Bdd, BddError, CollectPlan, Config, Manager, NodeStore, SharedNodeTable};
 
 mod support;
 use support::{all_vars, build_twice, reference, workload};
@@ -75,6 +75,16 @@ fn growth_at_every_collection_stops_at_the_limit() {
     assert!(failed < seeds.len(), "nothing fit in 16K slots");
 }
 
+/// A collection keeping what was made since `keep_since`, growing while an eighth of the
+/// table is live.
+fn plan(keep_since: Option<usize>) -> CollectPlan {
+    CollectPlan {
+        keep_since,
+        grow_threshold: 0.125,
+        force_grow: false,
+    }
+}
+
 /// `n` distinct nodes `(first + i, FALSE, TRUE)`, made through the outside slot.
 fn distinct_nodes(t: &SharedNodeTable, first: u32, n: u32) -> Vec<u64> {
     (first..first + n)
@@ -95,14 +105,14 @@ fn partial_results_are_kept_but_only_live_data_grows_the_table() {
         // A collection hands back the allocation cursors, so what is made after the mark
         // lies in regions handed out after it, as in an operation that starts afresh.
         let roots = live.iter().map(|&i| Bdd::from_raw(i));
-        assert!(!t.collect(&mut roots.into_iter(), None, 0.125, false));
+        assert!(!t.collect(&mut roots.into_iter(), plan(None)));
         let mark = t.alloc_mark();
         let partial = distinct_nodes(&t, 100, 1500);
         (t, live, mark, partial)
     };
     let (mut t, live, mark, partial) = make();
     let roots = live.iter().map(|&i| Bdd::from_raw(i));
-    let grew = t.collect(&mut roots.into_iter(), Some(mark), 0.125, false);
+    let grew = t.collect(&mut roots.into_iter(), plan(Some(mark)));
     // The partial results survive (so the operation's rerun finds them), but they are
     // the rerun's working set, gone by the next collection: they must not size the table.
     assert!(!grew, "grew for partial results");
@@ -114,7 +124,7 @@ fn partial_results_are_kept_but_only_live_data_grows_the_table() {
     // under 1/8 of it (1600 nodes: 16384 slots).
     let (mut t, live, _, partial) = make();
     let roots = live.iter().chain(&partial).map(|&i| Bdd::from_raw(i));
-    assert!(t.collect(&mut roots.into_iter(), None, 0.125, false));
+    assert!(t.collect(&mut roots.into_iter(), plan(None)));
     assert_eq!(t.size(), 1 << 14);
     assert_eq!(t.used_count(), 1600);
 }

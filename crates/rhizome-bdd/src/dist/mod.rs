@@ -32,7 +32,7 @@ mod collect;
 mod node_cache;
 
 use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
-use crate::node_table::{self, NodeStore, encode, hash};
+use crate::node_table::{self, CollectPlan, NodeStore, encode, hash};
 use crossbeam_utils::CachePadded;
 use node_cache::NodeCache;
 use rhizome::{Ctx, GlobalArray, Memory};
@@ -356,14 +356,9 @@ impl NodeStore for DistNodeStore {
         self.live[pe][slot / 64] & (1 << (slot % 64)) != 0
     }
 
-    fn collect(
-        &mut self,
-        roots: &mut dyn Iterator<Item = Bdd>,
-        keep_since: Option<usize>,
-        _grow_threshold: f64,
-        _force_grow: bool,
-    ) -> bool {
-        collect::collect(self, roots, keep_since);
+    /// The partitions never grow: `plan` only says what to keep.
+    fn collect(&mut self, roots: &mut dyn Iterator<Item = Bdd>, plan: CollectPlan) -> bool {
+        collect::collect(self, roots, plan.keep_since);
         false
     }
 }

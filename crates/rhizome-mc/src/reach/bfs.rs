@@ -2,7 +2,7 @@
 //! parallel operation.
 
 use super::Strategy;
-use super::image::{image_op, par_image};
+use super::image::{Way, par_image, step_op};
 use super::progress::Run;
 use crate::model::Model;
 use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache};
@@ -38,7 +38,7 @@ pub(super) fn bfs_levels<S: NodeStore, C: OpCache>(
         } else {
             let mut succ = m.root(Bdd::FALSE);
             for g in &model.groups {
-                let img = image_op(m, model, g, v)?;
+                let img = step_op(m, model, g, v, Way::Forward)?;
                 let img = m.root(img);
                 let u = m.or(succ.get(), img.get())?;
                 succ.set(u);

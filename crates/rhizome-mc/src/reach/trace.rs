@@ -1,6 +1,6 @@
 //! Counterexample traces: a shortest path from an initial state to a given state.
 
-use super::image::{image, image_op, par_preimage, preimage_op};
+use super::image::{Way, image, par_preimage, step_op};
 use crate::model::Model;
 use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, Root};
 
@@ -94,7 +94,7 @@ pub(super) fn shortest_trace<S: NodeStore, C: OpCache>(
         } else {
             let mut pre = Bdd::FALSE;
             for g in &model.groups {
-                let p = pin(preimage_op(m, model, g, last)?, m);
+                let p = pin(step_op(m, model, g, last, Way::Backward)?, m);
                 pre = pin(m.or(pre, p)?, m);
             }
             let within = pin(m.and(pre, reachable)?, m);
@@ -134,7 +134,7 @@ pub(super) fn shortest_trace<S: NodeStore, C: OpCache>(
                 .map(|i| (i, some_state(m, model, hits[i]).expect("non-empty")));
         } else {
             for (i, g) in model.groups.iter().enumerate() {
-                let img = pin(image_op(m, model, g, cur)?, m);
+                let img = pin(step_op(m, model, g, cur, Way::Forward)?, m);
                 let hit = m.and(img, ring)?;
                 if hit != Bdd::FALSE {
                     step = Some((i, some_state(m, model, hit).expect("non-empty")));
