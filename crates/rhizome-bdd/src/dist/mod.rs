@@ -58,8 +58,9 @@ const MIN_SLOTS: usize = 1024;
 const NEXT_REGION: usize = 0;
 const COMMITTED: usize = 1;
 const HEADER_WORDS: usize = 2;
-/// Node-cache entries per partition slot of the whole table, at most `MAX_CACHE`.
-const MAX_CACHE: usize = 1 << 22;
+/// Node-cache entries: one per slot of the whole table, at most this many (24 MB; the
+/// cache only has to hold the nodes the running operations revisit).
+const MAX_CACHE: usize = 1 << 20;
 
 /// One worker's allocation state in one partition: the shared-memory table's cursor
 /// (its `spare` a global index here), with the bitmap of the region it allocates from.

@@ -65,7 +65,7 @@ fn on_pe(
         return drive(args, m, memory, outputs, peaks);
     }
     // `--memory` is per PE: one partition of that size on every PE, and PE 0's operation
-    // cache in proportion to one partition, not to the whole table.
+    // cache the size one PE starts with, not in proportion to the whole table.
     let slots = match args.memory {
         Some(_) => config.max_nodes,
         None => DEFAULT_SLOTS_PER_PE.min(config.max_nodes),
@@ -74,7 +74,8 @@ fn on_pe(
     if ctx.my_pe() != 0 {
         return Ok(());
     }
-    let entries = (store.slots_per_pe() as f64 * config.cache_ratio) as usize;
+    let nodes = store.slots_per_pe().min(config.initial_nodes);
+    let entries = (nodes as f64 * config.cache_ratio) as usize;
     let cache = SharedOpCache::new(entries, entries);
     let m = Manager::from_parts_on_pool(store, cache, config.clone(), pool);
     drive(args, m, memory, outputs, peaks)
