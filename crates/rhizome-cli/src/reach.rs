@@ -64,7 +64,8 @@ pub struct ReachArgs {
     json: Option<PathBuf>,
     /// Memory for the BDD node table and cache, e.g. 512M, 8G (default: half the RAM, at
     /// most 16G). Address space is reserved, memory is used only as the table grows.
-    /// Exceeding it stops the run with an error.
+    /// Exceeding it stops the run with an error. On several PEs (--pes, mpirun) the limit
+    /// is per PE: each holds a partition of that size (default 8M nodes), made at start.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory: Option<usize>,
     /// Model file format (a: thesis-2014 `-rgs.bdd`, b: ltsmin-2017, c: spin17-beem);
