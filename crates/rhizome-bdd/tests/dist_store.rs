@@ -6,7 +6,7 @@
 use num_bigint::BigUint;
 use proptest::prelude::*;
 use rhizome::{Ctx, World};
-use rhizome_bdd::{BddError, Config, DistNodeStore, Manager, SharedOpCache};
+use rhizome_bdd::{Bdd, BddError, Config, DistNodeStore, Manager, NodeStore, SharedOpCache};
 use std::sync::Arc;
 
 mod support;
@@ -135,4 +135,57 @@ fn an_operation_larger_than_all_partitions_is_out_of_nodes() {
     });
     let BddError::OutOfNodes { capacity, .. } = err;
     assert_eq!(capacity, 2 << 10);
+}
+
+#[test]
+fn concurrent_inserts_of_the_same_nodes_get_one_index_each() {
+    // The store is shared by a PE's threads: its one-sided accesses go through `Memory`,
+    // which must be shareable as well.
+    fn sync<T: Sync>() {}
+    sync::<rhizome::Memory>();
+    const THREADS: usize = 4;
+    const NODES: u32 = 3000;
+    World::builder()
+        .pes(2)
+        .workers(1)
+        .run(|ctx| {
+            let store = DistNodeStore::new(ctx, 1 << 13, THREADS);
+            if ctx.my_pe() == 0 {
+                // Every thread inserts the same nodes, each from a different start, so
+                // that they race for the same buckets in both partitions.
+                let seen: Vec<Vec<u64>> = std::thread::scope(|s| {
+                    let handles: Vec<_> = (0..THREADS)
+                        .map(|slot| {
+                            let store = &store;
+                            s.spawn(move || {
+                                let mut got = vec![0; NODES as usize];
+                                for k in 0..NODES {
+                                    let v = (k + slot as u32 * 751) % NODES;
+                                    got[v as usize] = store
+                                        .find_or_put(slot, v, Bdd::FALSE, Bdd::TRUE)
+                                        .expect("room for the nodes");
+                                }
+                                got
+                            })
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                for other in &seen[1..] {
+                    assert_eq!(other, &seen[0], "a node got two indices");
+                }
+                let distinct: std::collections::HashSet<_> = seen[0].iter().collect();
+                assert_eq!(distinct.len(), NODES as usize);
+                for (v, &i) in seen[0].iter().enumerate() {
+                    assert_eq!(store.node(i), (v as u32, Bdd::FALSE, Bdd::TRUE));
+                }
+                let homes: std::collections::HashSet<_> = seen[0]
+                    .iter()
+                    .map(|&i| i as usize / store.slots_per_pe())
+                    .collect();
+                assert_eq!(homes.len(), 2, "the nodes live on both PEs");
+            }
+            ctx.barrier();
+        })
+        .expect("the world runs");
 }
