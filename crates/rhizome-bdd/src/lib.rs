@@ -21,9 +21,11 @@
 //!
 //! The node store and the operation cache are type parameters of [`Manager`]
 //! ([`NodeStore`], [`OpCache`]), so a store partitioned across PEs can replace the
-//! shared-memory one without touching the operations.
+//! shared-memory one without touching the operations: [`DistNodeStore`] spreads the
+//! nodes over the PEs' global memory.
 
 mod count;
+mod dist;
 mod edge;
 mod manager;
 mod node_table;
@@ -33,9 +35,10 @@ mod roots;
 mod sync;
 mod zeroed;
 
+pub use dist::DistNodeStore;
 pub use edge::{Bdd, COMPLEMENT, INDEX_MASK};
 pub use manager::{BddError, Config, Manager, Stats};
-pub use node_table::{NodeStore, SharedNodeTable};
+pub use node_table::{CollectPlan, NodeStore, SharedNodeTable};
 pub use op_cache::{OpCache, SharedOpCache};
 pub use ops::OpCtx;
 pub use roots::Root;

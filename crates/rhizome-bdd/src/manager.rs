@@ -1,7 +1,7 @@
 //! The BDD manager: node store, operation cache, worker pool, roots and collection.
 
 use crate::edge::Bdd;
-use crate::node_table::{NodeStore, SharedNodeTable};
+use crate::node_table::{CollectPlan, NodeStore, SharedNodeTable};
 use crate::op_cache::{OpCache, SharedOpCache};
 use crate::ops::OpCtx;
 use crate::roots::{Root, Roots};
@@ -162,7 +162,7 @@ impl Manager {
         let store = SharedNodeTable::new(initial, max, workers);
         let cache_entries = |n: usize| (n as f64 * config.cache_ratio) as usize;
         let cache = SharedOpCache::new(cache_entries(store.size()), cache_entries(max));
-        Manager::from_parts_on(store, cache, config, pool)
+        Manager::from_parts_on_pool(store, cache, config, pool)
     }
 }
 
@@ -170,12 +170,18 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     /// A manager over a given node store and cache.
     pub fn from_parts(store: S, cache: C, config: Config) -> Manager<S, C> {
         let pool = Arc::new(Pool::new(config.workers.max(1)));
-        Manager::from_parts_on(store, cache, config, pool)
+        Manager::from_parts_on_pool(store, cache, config, pool)
     }
 
-    /// `from_parts` on a given pool, whose worker count replaces `config.workers`; the
-    /// store must have per-worker state for that many workers.
-    fn from_parts_on(store: S, cache: C, mut config: Config, pool: Arc<Pool>) -> Manager<S, C> {
+    /// [`from_parts`](Manager::from_parts) on a given pool (e.g. a PE's,
+    /// [`rhizome::Ctx::pool`]), whose worker count replaces `config.workers`; the store
+    /// must have allocation state for that many workers.
+    pub fn from_parts_on_pool(
+        store: S,
+        cache: C,
+        mut config: Config,
+        pool: Arc<Pool>,
+    ) -> Manager<S, C> {
         config.workers = pool.workers();
         let stats = Stats {
             table_size: store.size(),
@@ -233,9 +239,14 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     fn collect(&mut self, extra: &[Bdd], keep_since: Option<usize>, force_grow: bool) -> bool {
         let roots = self.roots.snapshot();
         let mut it = roots.iter().chain(extra.iter()).copied();
-        let grew = self
-            .store
-            .collect(&mut it, keep_since, self.config.grow_threshold, force_grow);
+        let grew = self.store.collect(
+            &mut it,
+            CollectPlan {
+                keep_since,
+                grow_threshold: self.config.grow_threshold,
+                force_grow,
+            },
+        );
         let entries = (self.store.size() as f64 * self.config.cache_ratio) as usize;
         let store = &self.store;
         self.cache.collect(entries, &|i| store.is_live(i));

@@ -73,33 +73,39 @@ pub trait NodeStore: Sync + Send {
     /// Whether the node at `index` survived the last collection (0, the terminal, always
     /// does; an index beyond the table never does). Meaningful right after `collect`.
     fn is_live(&self, index: u64) -> bool;
-    /// Keeps the nodes reachable from `roots`, and from every node allocated since
-    /// `keep_since` (an [`alloc_mark`](NodeStore::alloc_mark) taken since the last
-    /// collection), frees the rest; grows the table while the nodes reachable from
-    /// `roots` alone fill more than `grow_threshold` of it (or by at least one doubling
-    /// when `force_grow`). Returns whether the table grew. Requires that no operation is
-    /// running.
-    fn collect(
-        &mut self,
-        roots: &mut dyn Iterator<Item = Bdd>,
-        keep_since: Option<usize>,
-        grow_threshold: f64,
-        force_grow: bool,
-    ) -> bool;
+    /// Keeps the nodes reachable from `roots`, and those `plan` asks to keep, frees the
+    /// rest, and grows the table as `plan` says (see [`CollectPlan`]). Returns whether
+    /// the table grew. Requires that no operation is running.
+    fn collect(&mut self, roots: &mut dyn Iterator<Item = Bdd>, plan: CollectPlan) -> bool;
 }
 
-struct Cursor {
+/// What a [`NodeStore::collect`] keeps besides the roots, and when it grows the table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CollectPlan {
+    /// Also keep every node allocated since this [`alloc_mark`](NodeStore::alloc_mark)
+    /// (taken since the last collection): the partial results of an interrupted operation.
+    pub keep_since: Option<usize>,
+    /// Grow while the nodes reachable from the roots alone fill more than this share of
+    /// the table.
+    pub grow_threshold: f64,
+    /// Grow by at least one doubling.
+    pub force_grow: bool,
+}
+
+/// One worker's allocation state: where in its region it allocates next.
+#[derive(Clone, Copy)]
+pub(crate) struct Cursor {
     /// Bitmap word being allocated from, and the free bits left in it.
-    word: usize,
-    free: u64,
+    pub(crate) word: usize,
+    pub(crate) free: u64,
     /// Words left in the current region after `word`.
-    words_left: usize,
+    pub(crate) words_left: usize,
     /// A slot allocated for an insertion that lost a race; reused next time.
-    spare: u64,
+    pub(crate) spare: u64,
 }
 
 impl Cursor {
-    const EMPTY: Cursor = Cursor {
+    pub(crate) const EMPTY: Cursor = Cursor {
         word: 0,
         free: 0,
         words_left: 0,
@@ -129,7 +135,7 @@ pub struct SharedNodeTable {
 unsafe impl Sync for SharedNodeTable {}
 
 #[inline]
-fn hash(w0: u64, w1: u64) -> u64 {
+pub(crate) fn hash(w0: u64, w1: u64) -> u64 {
     // Two rounds of multiply-xorshift: cheap and mixes all input bits into the high bits,
     // which give both the bucket position and the tag.
     let mut h = w0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ w1;
@@ -138,7 +144,7 @@ fn hash(w0: u64, w1: u64) -> u64 {
 }
 
 #[inline]
-fn encode(var: u32, low: Bdd, high: Bdd) -> (u64, u64) {
+pub(crate) fn encode(var: u32, low: Bdd, high: Bdd) -> (u64, u64) {
     (low.0 | ((var as u64) << 40), high.0)
 }
 
@@ -266,13 +272,12 @@ impl NodeStore for SharedNodeTable {
         i < self.size() && self.used[i / 64].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
     }
 
-    fn collect(
-        &mut self,
-        roots: &mut dyn Iterator<Item = Bdd>,
-        keep_since: Option<usize>,
-        grow_threshold: f64,
-        force_grow: bool,
-    ) -> bool {
+    fn collect(&mut self, roots: &mut dyn Iterator<Item = Bdd>, plan: CollectPlan) -> bool {
+        let CollectPlan {
+            keep_since,
+            grow_threshold,
+            force_grow,
+        } = plan;
         let size = self.size();
         // A spare slot holds a node that lost an insertion race: a copy of a node in the
         // table, never published. It must not be kept below, or the table would hold the

@@ -4,59 +4,11 @@
 //! operation runs again). Every result is checked against a reference computed in a table
 //! large enough never to collect, or against truth tables.
 
-use num_bigint::BigUint;
 use proptest::prelude::*;
-use rhizome_bdd::{Bdd, BddError, Config, Manager, NodeStore, OpCache, OpCtx, SharedNodeTable};
+use rhizome_bdd::{Bdd, BddError, CollectPlan, Config, Manager, NodeStore, SharedNodeTable};
 
-/// Variables of the random formulas.
-const VARS: u32 = 22;
-
-/// A random 3-CNF formula over `VARS` variables: clauses as (variable, negated) triples.
-fn formula(seed: u64, clauses: usize) -> Vec<[(u32, bool); 3]> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    (0..clauses)
-        .map(|_| [(); 3].map(|_| ((next() % VARS as u64) as u32, next() & 1 == 1)))
-        .collect()
-}
-
-/// The conjunction of `clauses`, halves in parallel: one operation whose intermediate
-/// BDDs are far larger than its result.
-fn cnf<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, clauses: &[[(u32, bool); 3]]) -> Bdd {
-    match clauses {
-        [] => Bdd::TRUE,
-        [clause] => clause.iter().fold(Bdd::FALSE, |acc, &(v, neg)| {
-            let lit = c.make(v, Bdd::FALSE, Bdd::TRUE);
-            c.or(acc, if neg { !lit } else { lit })
-        }),
-        _ => {
-            let (a, b) = clauses.split_at(clauses.len() / 2);
-            let (x, y) = c.join(|c| cnf(c, a), |c| cnf(c, b));
-            c.and(x, y)
-        }
-    }
-}
-
-/// Also xors the formula with a shifted copy of itself, so results share sub-results
-/// (cache hits across operations) and intermediate nodes die between operations.
-fn workload<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, seed: u64) -> Bdd {
-    let f = formula(seed, 60);
-    let g: Vec<_> = f
-        .iter()
-        .map(|cl| cl.map(|(v, n)| ((v + 1) % VARS, n)))
-        .collect();
-    let (a, b) = c.join(|c| cnf(c, &f), |c| cnf(c, &g));
-    c.xor(a, b)
-}
-
-fn all_vars() -> Vec<u32> {
-    (0..VARS).collect()
-}
+mod support;
+use support::{all_vars, build_twice, reference, workload};
 
 /// A manager of two workers whose node table starts at `initial_nodes` slots and may grow
 /// to `max_nodes`.
@@ -67,42 +19,6 @@ fn two_worker_manager(initial_nodes: usize, max_nodes: usize) -> Manager {
         max_nodes,
         ..Config::default()
     })
-}
-
-/// Satcounts of the workload for `seeds`, in a table that never collects.
-fn reference(seeds: &[u64]) -> Vec<BigUint> {
-    let mut m = two_worker_manager(1 << 22, 1 << 22);
-    let mut roots = Vec::new();
-    let counts = seeds
-        .iter()
-        .map(|&s| {
-            let f = m.run(&[], |c| workload(c, s)).unwrap();
-            roots.push(m.root(f));
-            m.satcount(f, &all_vars())
-        })
-        .collect();
-    assert_eq!(m.stats().collections, 0, "the reference must not collect");
-    counts
-}
-
-/// No two nodes below `roots` are the same `(var, low, high)`: the unique table holds
-/// every node once, whatever collections kept or freed (a kept copy of a node that lost
-/// an insertion race would break this).
-fn assert_nodes_unique(m: &Manager, roots: &[Bdd]) {
-    let mut seen = std::collections::HashMap::new();
-    let mut stack: Vec<Bdd> = roots.to_vec();
-    while let Some(f) = stack.pop() {
-        if f.is_const() {
-            continue;
-        }
-        let index = f.index();
-        // The node itself, without the edge's complement pushed into it.
-        let (v, lo, hi) = m.node(Bdd::from_raw(index)).unwrap();
-        match seen.insert((v, lo, hi), index) {
-            Some(other) => assert_eq!(other, index, "node {v} stored twice"),
-            None => stack.extend([lo, hi]),
-        }
-    }
 }
 
 #[test]
@@ -120,24 +36,8 @@ fn operations_that_fill_the_table_resume_and_give_the_reference_results() {
                 grow_on_full_below: if grow_on_full { usize::MAX } else { 0 },
                 ..Config::default()
             });
-            let mut kept = Vec::new();
-            let mut guards = Vec::new();
-            for round in 0..2 {
-                for (i, &s) in seeds.iter().enumerate() {
-                    let f = m.run(&[], |c| workload(c, s)).unwrap();
-                    let what = format!("seed {s}, {workers} workers, grow {grow_on_full}");
-                    assert_eq!(m.satcount(f, &all_vars()), expect[i], "{what}");
-                    if round == 0 {
-                        guards.push(m.root(f));
-                        kept.push(f);
-                    } else {
-                        // Canonicity across collections: the same function is the same
-                        // edge, so no stale cache entry or reused slot crept in.
-                        assert_eq!(f, kept[i], "{what}: rebuilt after collections");
-                    }
-                }
-            }
-            assert_nodes_unique(&m, &kept);
+            let what = format!("{workers} workers, grow {grow_on_full}");
+            build_twice(&mut m, &seeds, &expect, &what);
             let st = m.stats();
             assert!(st.retries > 0, "no operation filled the table: {st:?}");
             assert!(st.collections >= st.retries, "{st:?}");
@@ -175,6 +75,16 @@ fn growth_at_every_collection_stops_at_the_limit() {
     assert!(failed < seeds.len(), "nothing fit in 16K slots");
 }
 
+/// A collection keeping what was made since `keep_since`, growing while an eighth of the
+/// table is live.
+fn plan(keep_since: Option<usize>) -> CollectPlan {
+    CollectPlan {
+        keep_since,
+        grow_threshold: 0.125,
+        force_grow: false,
+    }
+}
+
 /// `n` distinct nodes `(first + i, FALSE, TRUE)`, made through the outside slot.
 fn distinct_nodes(t: &SharedNodeTable, first: u32, n: u32) -> Vec<u64> {
     (first..first + n)
@@ -195,14 +105,14 @@ fn partial_results_are_kept_but_only_live_data_grows_the_table() {
         // A collection hands back the allocation cursors, so what is made after the mark
         // lies in regions handed out after it, as in an operation that starts afresh.
         let roots = live.iter().map(|&i| Bdd::from_raw(i));
-        assert!(!t.collect(&mut roots.into_iter(), None, 0.125, false));
+        assert!(!t.collect(&mut roots.into_iter(), plan(None)));
         let mark = t.alloc_mark();
         let partial = distinct_nodes(&t, 100, 1500);
         (t, live, mark, partial)
     };
     let (mut t, live, mark, partial) = make();
     let roots = live.iter().map(|&i| Bdd::from_raw(i));
-    let grew = t.collect(&mut roots.into_iter(), Some(mark), 0.125, false);
+    let grew = t.collect(&mut roots.into_iter(), plan(Some(mark)));
     // The partial results survive (so the operation's rerun finds them), but they are
     // the rerun's working set, gone by the next collection: they must not size the table.
     assert!(!grew, "grew for partial results");
@@ -214,7 +124,7 @@ fn partial_results_are_kept_but_only_live_data_grows_the_table() {
     // under 1/8 of it (1600 nodes: 16384 slots).
     let (mut t, live, _, partial) = make();
     let roots = live.iter().chain(&partial).map(|&i| Bdd::from_raw(i));
-    assert!(t.collect(&mut roots.into_iter(), None, 0.125, false));
+    assert!(t.collect(&mut roots.into_iter(), plan(None)));
     assert_eq!(t.size(), 1 << 14);
     assert_eq!(t.used_count(), 1600);
 }

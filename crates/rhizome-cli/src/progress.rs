@@ -7,7 +7,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use num_bigint::BigUint;
-use rhizome_bdd::Manager;
+use rhizome_bdd::{Manager, NodeStore, OpCache};
 use rhizome_mc::reach::{LevelRecord, Progress, Strategy, Watch};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -141,7 +141,7 @@ impl Display {
 
     /// Shows a finished level (level 0, the initial states, gets no line: `bddmc`
     /// counts from the first image).
-    pub fn level(&self, m: &Manager, p: &Progress<'_>) {
+    pub fn level<S: NodeStore, C: OpCache>(&self, m: &Manager<S, C>, p: &Progress<'_>) {
         let r = p.record;
         if r.level > 0 && self.lines.any() {
             self.stdout_line(&self.lines.line(r));

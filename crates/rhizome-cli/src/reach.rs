@@ -5,7 +5,7 @@ use crate::output::{self, Replaceable, ReportToStdout};
 use crate::progress::{Display, LevelLines};
 use anyhow::{Context, bail};
 use clap::Args;
-use rhizome_bdd::{BddError, Config, Manager};
+use rhizome_bdd::{BddError, Config, Manager, NodeStore, OpCache};
 use rhizome_mc::builtin;
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::{self, Format};
@@ -14,8 +14,14 @@ use rhizome_mc::relations;
 use serde_json::json;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+mod pes;
+mod sizes;
+
+pub use sizes::{human_bytes, parse_size, process_status_bytes};
+use sizes::{peak_rss_bytes, physical_memory, short_nodes, size_text};
 
 /// The model a bare `rhizome reach` explores: small enough for seconds, big enough to be
 /// symbolic work (3,145,168,096,065,837,266,706,434 states, about 3 x 10^24).
@@ -58,7 +64,8 @@ pub struct ReachArgs {
     json: Option<PathBuf>,
     /// Memory for the BDD node table and cache, e.g. 512M, 8G (default: half the RAM, at
     /// most 16G). Address space is reserved, memory is used only as the table grows.
-    /// Exceeding it stops the run with an error.
+    /// Exceeding it stops the run with an error. On several PEs (--pes, mpirun) the limit
+    /// is per PE: each holds a partition of that size (default 8M nodes), made at start.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     memory: Option<usize>,
     /// Model file format (a: thesis-2014 `-rgs.bdd`, b: ltsmin-2017, c: spin17-beem);
@@ -98,11 +105,12 @@ pub struct ReachArgs {
     runtime: RuntimeOpts,
 }
 
-/// `reach`'s help: why `--pes` takes only 1.
+/// `reach`'s help: what `--pes` and mpirun do.
 pub const REACH_AFTER_HELP: &str = "\
---pes: reach runs on one processing element (its BDD table is in this process, worked on by
---workers threads); distributed reachability is not built yet, so only --pes 1 is accepted,
-and under mpirun only one rank.
+--pes N (or mpirun -np N, one PE per rank): the BDD node table is spread over N processing
+elements, each holding a partition of --memory (default 192M, 8M nodes, per PE on several
+PEs); PE 0 runs the exploration with --workers threads and prints the one report, the
+other PEs hold their partitions. The answers are those of one PE.
 
 Short flags and long options of Sylvan's bddmc mean the same here: -w/--workers,
 -s/--strategy, -d/--deadlocks, --count-nodes, --merge-relations, --print-matrix.";
@@ -152,7 +160,11 @@ fn check_outputs(args: &ReachArgs) -> anyhow::Result<Outputs> {
 }
 
 /// `--print-matrix` and `--merge-relations`, on the loaded model.
-fn bddmc_views(args: &ReachArgs, m: &mut Manager, model: Model) -> anyhow::Result<Model> {
+fn bddmc_views<S: NodeStore, C: OpCache>(
+    args: &ReachArgs,
+    m: &mut Manager<S, C>,
+    model: Model,
+) -> anyhow::Result<Model> {
     if args.print_matrix {
         let read_write = match &args.model {
             Some(path) => {
@@ -193,96 +205,17 @@ fn parse_format(s: &str) -> Result<Format, String> {
     }
 }
 
-/// Parses `123`, `64K`, `512M`, `8G`, `1T` (binary multiples).
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        // A trailing letter is a unit only after a number: `garbage` is not `garbag` in
-        // an unknown unit `e`.
-        Some((i, c)) if c.is_ascii_alphabetic() && t[..i].trim().parse::<f64>().is_ok() => {
-            let m: u64 = match c.to_ascii_uppercase() {
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                _ => return Err(format!("size `{s}`: unknown unit `{c}` (use K, M, G or T)")),
-            };
-            (t[..i].trim(), m)
-        }
-        _ => (t, 1),
-    };
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("size `{s}` is not a number with an optional K/M/G/T unit"))?;
-    if n.is_nan() || n <= 0.0 || !n.is_finite() {
-        return Err(format!("size `{s}` must be positive"));
-    }
-    Ok((n * mult as f64) as usize)
-}
-
-fn physical_memory() -> usize {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
-        })
-        .map_or(8 << 30, |kb| kb * 1024)
-}
-
-/// Peak resident memory of this process so far (VmHWM), in bytes.
-pub fn peak_rss_bytes() -> Option<u64> {
-    process_status_bytes("VmHWM:")
-}
-
-/// A memory field of `/proc/self/status` (given in KiB there, e.g. `VmRSS:`), in bytes.
-pub fn process_status_bytes(field: &str) -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = s
-        .lines()
-        .find(|l| l.starts_with(field))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
-}
-
-pub(crate) fn human_bytes(b: u64) -> String {
-    let mut v = b as f64;
-    for unit in ["B", "KiB", "MiB", "GiB"] {
-        if v < 1024.0 {
-            return format!("{v:.1} {unit}");
-        }
-        v /= 1024.0;
-    }
-    format!("{v:.1} TiB")
-}
-
 pub fn run(args: ReachArgs) -> anyhow::Result<()> {
     args.runtime.check_bounds()?;
-    let mut outputs = check_outputs(&args)?;
-    if let Some(p) = args.runtime.pes
-        && p != 1
-    {
-        bail!(
-            "--pes {p}: reach runs on a single PE (distributed reachability is not built yet); use --workers for threads"
-        );
-    }
-    if let Some(n) = rhizome::launcher_ranks()
-        && n > 1
-    {
-        // Every rank would explore the whole model and report it again.
-        bail!(
-            "started as {n} MPI ranks: reach runs on a single PE (distributed reachability is not built yet); use mpirun -np 1 or no mpirun"
-        );
-    }
+    let outputs = check_outputs(&args)?;
     let workers = match args.runtime.workers {
         Some(0) => bail!("--workers must be at least 1"),
         Some(w) => w,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    if args.runtime.pes == Some(0) {
+        bail!("--pes must be at least 1");
+    }
     let memory = args
         .memory
         .unwrap_or_else(|| (physical_memory() / 2).min(16 << 30));
@@ -314,13 +247,24 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
     // address space cannot hold is refused now rather than by an abort in the allocator.
     rhizome_bdd::check_address_space(Config::bytes_for(max_nodes, defaults.cache_ratio))
         .map_err(|e| anyhow::anyhow!("--memory {}: {e}", human_bytes(memory as u64)))?;
-    let mut m = Manager::with_config(Config {
+    let config = Config {
         workers,
         max_nodes,
         initial_nodes: defaults.initial_nodes.min(max_nodes),
         ..defaults
-    });
+    };
+    pes::run(&args, config, memory, outputs)
+}
 
+/// Loads the model into `m`, explores it and reports (PE 0's part of a run).
+fn drive<S: NodeStore, C: OpCache>(
+    args: &ReachArgs,
+    mut m: Manager<S, C>,
+    memory: usize,
+    outputs: &Mutex<Outputs>,
+    peaks: &pes::Peaks<'_>,
+) -> anyhow::Result<()> {
+    let m = &mut m;
     let load_start = Instant::now();
     let model = match &args.model {
         Some(path) => {
@@ -328,42 +272,36 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot read model file {}", path.display()))?;
             let stored = model_file::parse_model(&bytes, &path.display().to_string(), args.format)?;
             let name = path.display().to_string();
-            Model::from_stored(&mut m, name, &stored)
+            Model::from_stored(m, name, &stored)
                 .with_context(|| format!("{}: loading the BDDs", path.display()))?
         }
         None => {
             let spec = args.builtin.as_deref().unwrap_or(DEFAULT_BUILTIN);
-            builtin::build(&mut m, spec)?
+            builtin::build(m, spec)?
         }
     };
-    let model = bddmc_views(&args, &mut m, model)?;
+    let model = bddmc_views(args, m, model)?;
     let load_seconds = load_start.elapsed().as_secs_f64();
     if let Some(out) = &args.write_model {
-        let bytes = model_file::write_format_b(&model.to_stored(&m));
+        let bytes = model_file::write_format_b(&model.to_stored(m));
         std::fs::write(out, bytes).with_context(|| format!("writing {}", out.display()))?;
     }
 
-    explore(
-        &args,
-        &mut m,
-        &model,
-        workers,
-        memory,
-        load_seconds,
-        &mut outputs,
-    )
+    let mut outputs = outputs.lock().unwrap_or_else(|e| e.into_inner());
+    explore(args, m, &model, memory, load_seconds, &mut outputs, peaks)
 }
 
 /// Runs the exploration with its display, prints the summary and writes the report.
-fn explore(
+fn explore<S: NodeStore, C: OpCache>(
     args: &ReachArgs,
-    m: &mut Manager,
+    m: &mut Manager<S, C>,
     model: &Model,
-    workers: usize,
     memory: usize,
     load_seconds: f64,
     outputs: &mut Outputs,
+    peaks: &pes::Peaks<'_>,
 ) -> anyhow::Result<()> {
+    let workers = m.workers();
     let show = match args.progress.as_str() {
         "always" => true,
         "never" => false,
@@ -392,7 +330,14 @@ fn explore(
         display.level(m, p)
     });
     display.finish();
-    let peak = peak_rss_bytes();
+    let run = RunInfo {
+        workers,
+        pes: peaks.pes(),
+        transport: peaks.transport(),
+        load_seconds,
+        peak: peak_rss_bytes(),
+        peaks: peaks.gather(),
+    };
     let report = match outcome {
         Ok(report) => report,
         Err(Incomplete {
@@ -402,17 +347,7 @@ fn explore(
         }) => {
             // What was found so far is kept: the report says it is incomplete.
             if let Some(path) = &args.json {
-                write_json(
-                    path,
-                    args,
-                    m,
-                    model,
-                    &partial,
-                    workers,
-                    load_seconds,
-                    peak,
-                    outputs,
-                )?;
+                write_json(path, args, m, model, &partial, &run, outputs)?;
             }
             let BddError::OutOfNodes { live, capacity } = error;
             bail!(
@@ -434,10 +369,15 @@ fn explore(
         )
     };
     println!(
-        "strategy   {} ({} worker{}{substitute})",
+        "strategy   {} ({} worker{}{}{substitute})",
         report.strategy,
         workers,
-        if workers == 1 { "" } else { "s" }
+        if workers == 1 { "" } else { "s" },
+        if run.pes > 1 {
+            format!(", node table over {} PEs ({})", run.pes, run.transport)
+        } else {
+            String::new()
+        }
     );
     println!("states     {}", report.states);
     match report.levels {
@@ -471,21 +411,11 @@ fn explore(
         "time       {:.3} s (loading {:.3} s)",
         report.seconds, load_seconds
     );
-    if let Some(p) = peak {
-        println!("peak RSS   {}", human_bytes(p));
+    if let Some(line) = run.peak_line() {
+        println!("peak RSS   {line}");
     }
     if let Some(path) = &args.json {
-        write_json(
-            path,
-            args,
-            m,
-            model,
-            &report,
-            workers,
-            load_seconds,
-            peak,
-            outputs,
-        )?;
+        write_json(path, args, m, model, &report, &run, outputs)?;
     }
     match &report.stored_check {
         Some(check) if !check.matches() => bail!("{}: the exploration {check}", model.name),
@@ -493,18 +423,46 @@ fn explore(
     }
 }
 
+/// How a run was set up and what it cost, beside its [`ReachReport`].
+struct RunInfo {
+    workers: usize,
+    pes: usize,
+    transport: &'static str,
+    load_seconds: f64,
+    /// This process's peak resident memory.
+    peak: Option<u64>,
+    /// Every PE's (PE 0's process first).
+    peaks: Vec<Option<u64>>,
+}
+
+impl RunInfo {
+    /// The summary's peak memory: this process's, and each PE's on several processes.
+    fn peak_line(&self) -> Option<String> {
+        let own = human_bytes(self.peak?);
+        if self.pes == 1 {
+            return Some(own);
+        }
+        if self.transport == "local" {
+            return Some(format!("{own} (the {} PEs share this process)", self.pes));
+        }
+        let each: Vec<String> = self
+            .peaks
+            .iter()
+            .map(|p| p.map_or("?".into(), human_bytes))
+            .collect();
+        Some(format!("{own} on PE 0; per PE {}", each.join(", ")))
+    }
+}
+
 /// The `--json` report: the summary's fields, the per-level series, the deadlocks and
 /// their trace, and whether the run completed.
-#[allow(clippy::too_many_arguments)]
-fn write_json(
+fn write_json<S: NodeStore, C: OpCache>(
     path: &Path,
     args: &ReachArgs,
-    m: &Manager,
+    m: &Manager<S, C>,
     model: &Model,
     report: &ReachReport,
-    workers: usize,
-    load_seconds: f64,
-    peak: Option<u64>,
+    run: &RunInfo,
     outputs: &mut Outputs,
 ) -> anyhow::Result<()> {
     let stats = m.stats();
@@ -528,14 +486,19 @@ fn write_json(
         "model": model.name,
         "strategy": report.strategy.name(),
         "requested_strategy": args.strategy.name(),
-        "workers": workers,
+        "workers": run.workers,
+        "pes": run.pes,
+        "transport": run.transport,
         "complete": report.complete,
         "states": report.states.to_string(),
         "levels": report.levels,
         "nodes": report.nodes,
         "seconds": report.seconds,
-        "load_seconds": load_seconds,
-        "peak_rss_bytes": peak,
+        "load_seconds": run.load_seconds,
+        "peak_rss_bytes": run.peak,
+        // Each PE's peak resident memory; PEs of the local transport share one process,
+        // so each reports the process's.
+        "peak_rss_bytes_per_pe": run.peaks,
         "collections": stats.collections,
         "table_size": stats.table_size,
         "per_level": per_level,
@@ -561,34 +524,4 @@ fn write_json(
         Some(stdout) => stdout.write(&text),
         None => std::fs::write(path, text).with_context(|| format!("writing {}", path.display())),
     }
-}
-
-/// A node count in a line of text: `3.1M`, `420K`, `900`.
-fn short_nodes(n: usize) -> String {
-    match n {
-        n if n >= 1 << 20 => format!("{:.1}M", n as f64 / (1 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.0}K", n as f64 / (1 << 10) as f64),
-        n => n.to_string(),
-    }
-}
-
-/// A byte count as `--memory` takes it: `128M`, `1.5G`.
-fn size_text(bytes: usize) -> String {
-    let units = [
-        ("T", 1usize << 40),
-        ("G", 1 << 30),
-        ("M", 1 << 20),
-        ("K", 1 << 10),
-    ];
-    for (unit, size) in units {
-        if bytes >= size {
-            let v = bytes as f64 / size as f64;
-            return if bytes.is_multiple_of(size) {
-                format!("{}{unit}", bytes / size)
-            } else {
-                format!("{v:.1}{unit}")
-            };
-        }
-    }
-    bytes.to_string()
 }

@@ -185,15 +185,28 @@ fn small_built_in_models_match_explicit_search() {
 }
 
 #[test]
-fn workers_come_from_the_environment_and_pes_is_refused() {
+fn workers_come_from_the_environment_and_pes_spread_the_table() {
     let o = rhizome_env(&["reach", "--strategy", "sat"], &[("RHIZOME_WORKERS", "1")]).success();
     assert_eq!(o.field("strategy"), "sat (1 worker)");
-    // reach runs on one PE: `--pes 1` is that PE, more is refused rather than ignored.
-    let o = rhizome(&["reach", "--strategy", "sat", "--pes", "1"]).success();
-    assert_eq!(o.field("states"), closed_form(64).to_string());
-    let o = rhizome(&["reach", "--pes", "2"]);
-    clean_error(&o, &["--pes 2", "single PE"]);
-    assert!(o.stdout.is_empty(), "{}", o.context());
+    let one = rhizome(&["reach", "--strategy", "sat", "--pes", "1"]).success();
+    assert_eq!(one.field("states"), closed_form(64).to_string());
+    // On 2 PEs the node table is spread over both: the same answers, one report.
+    let two = rhizome(&["reach", "-s", "sat", "--pes", "2", "--memory", "32M"]).success();
+    for field in ["states", "nodes"] {
+        assert_eq!(two.field(field), one.field(field), "{}", two.context());
+    }
+    assert!(
+        two.field("strategy").contains("over 2 PEs"),
+        "{}",
+        two.context()
+    );
+    assert_eq!(
+        two.stdout.matches("states ").count(),
+        1,
+        "{}",
+        two.context()
+    );
+    clean_error(&rhizome(&["reach", "--pes", "0"]), &["--pes"]);
     clean_error(&rhizome(&["reach", "--workers", "0"]), &["--workers"]);
 }
 

@@ -1,7 +1,8 @@
 //! The `rhizome` command under `mpirun -np 2` (cargo feature `mpi`, Open MPI's `mpirun` on
 //! the `PATH`): `bench tasks` runs one PE per rank and only PE 0's rank writes the
-//! records, which name the `mpi` transport and 2 PEs; `reach` (not distributed yet)
-//! refuses to run once per rank, with the reason; `bench bale` checks every
+//! records, which name the `mpi` transport and 2 PEs; `reach` spreads its node table over
+//! 2 and 4 ranks with the answers of one, and ends on every rank when one rank is killed
+//! mid-run; `bench bale` checks every
 //! implementation of its kernels under `-np 2` and `-np 4`.
 //!
 //! Each launch has a generous time limit so that a hang fails the test instead of
@@ -131,18 +132,77 @@ fn bench_fib_reports_once_from_rank_0_with_the_mpi_transport() {
     assert_eq!(recs[0]["result"], "6765", "{text}");
 }
 
+/// `reach ARGS --json -` on `np` ranks: the one report, parsed.
+fn reach_report(np: usize, args: &[&str]) -> Value {
+    let o = mpirun_on(np, &[&["reach"], args, &["--json", "-"]].concat());
+    assert_eq!(o.code, Some(0), "{}", o.context());
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}\n{}", o.context()))
+}
+
 #[test]
-fn reach_refuses_to_run_once_per_rank() {
-    // reach is not distributed: under two ranks each would explore the whole model and
-    // report it again, so it stops with the reason instead, on every rank.
-    let o = mpirun_any(&["reach"]);
-    assert!(o.code.is_some_and(|c| c != 0), "{}", o.context());
-    assert!(
-        o.stderr
-            .contains("rhizome: error: started as 2 MPI ranks: reach runs on a single PE"),
-        "{}",
-        o.context()
+fn reach_on_2_and_4_ranks_gives_the_answers_of_one() {
+    for strategy in ["bfs", "chaining", "sat", "par"] {
+        let args = [
+            "--builtin",
+            "philosophers:24",
+            "-s",
+            strategy,
+            "-d",
+            "-w",
+            "1",
+            "--memory",
+            "16M",
+        ];
+        let one = reach_report(1, &args);
+        for np in [2, 4] {
+            let many = reach_report(np, &args);
+            for key in ["states", "levels", "nodes", "deadlocks"] {
+                assert_eq!(many[key], one[key], "{key}: {strategy} on {np} ranks");
+            }
+            assert_eq!(many["pes"], np, "{many}");
+            assert_eq!(many["transport"], "mpi", "{many}");
+            let peaks = many["peak_rss_bytes_per_pe"]
+                .as_array()
+                .expect("per-PE peaks");
+            assert_eq!(peaks.len(), np, "{many}");
+        }
+    }
+}
+
+#[test]
+fn a_rank_killed_mid_run_ends_every_rank() {
+    // Rank 1 holds half of the node table and is killed while rank 0 explores: the run
+    // must end, with a failure, instead of rank 0 waiting for it forever.
+    let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
+    let script =
+        r#"if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 2; kill -9 $$) & fi; exec "$0" "$@""#;
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        "2",
+        "sh",
+        "-c",
+    ])
+    .arg(script)
+    .arg(env!("CARGO_BIN_EXE_rhizome"))
+    .args([
+        "reach",
+        "--builtin",
+        "philosophers:2000",
+        "-s",
+        "bfs",
+        "-w",
+        "1",
+    ]);
+    launch::clear_rhizome_env(&mut cmd);
+    let o = launch::run(
+        cmd,
+        "mpirun -np 2 (rank 1 killed) rhizome reach",
+        HANG_LIMIT,
     );
+    assert!(o.code.is_some_and(|c| c != 0), "{}", o.context());
     assert!(!o.stdout.contains("states "), "{}", o.context());
     assert!(!o.stderr.contains("panicked"), "{}", o.context());
 }

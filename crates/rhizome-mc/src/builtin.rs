@@ -35,7 +35,10 @@ pub fn parse_spec(spec: &str) -> Result<(String, usize), String> {
 }
 
 /// Builds a built-in model from its spec into `m`.
-pub fn build(m: &mut Manager, spec: &str) -> Result<Model, anyhow::Error> {
+pub fn build<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    spec: &str,
+) -> Result<Model, anyhow::Error> {
     let (name, n) = parse_spec(spec).map_err(anyhow::Error::msg)?;
     match name.as_str() {
         "philosophers" => Ok(philosophers(m, n)?),
@@ -120,7 +123,10 @@ fn philosopher<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, i: usize, n: usize
 }
 
 /// The dining philosophers with `n` philosophers.
-pub fn philosophers(m: &mut Manager, n: usize) -> Result<Model, BddError> {
+pub fn philosophers<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    n: usize,
+) -> Result<Model, BddError> {
     assert!(n >= 2, "philosophers needs at least two philosophers");
     let state_bits: Vec<u32> = (0..n).flat_map(|_| [2, 1]).collect();
     let bits = 3 * n as u32;

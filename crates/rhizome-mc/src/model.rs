@@ -3,7 +3,7 @@
 use crate::model_file::{
     COMPLEMENT, Format, INDEX_MASK, StoredBdd, StoredGroup, StoredModel, StoredNode, StoredSet,
 };
-use rhizome_bdd::{Bdd, BddError, Manager, Root};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, Root};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -54,8 +54,8 @@ pub struct Model {
 impl Model {
     /// Builds a model from its parts, rooting its BDDs in `m` (`initial` and the
     /// relations are rooted before anything that could collect them).
-    pub fn new(
-        m: &mut Manager,
+    pub fn new<S: NodeStore, C: OpCache>(
+        m: &mut Manager<S, C>,
         name: String,
         state_bits: Vec<u32>,
         state_vars: Vec<u32>,
@@ -107,7 +107,11 @@ impl Model {
     }
 
     /// Loads a stored model into `m`.
-    pub fn from_stored(m: &mut Manager, name: String, s: &StoredModel) -> Result<Model, BddError> {
+    pub fn from_stored<S: NodeStore, C: OpCache>(
+        m: &mut Manager<S, C>,
+        name: String,
+        s: &StoredModel,
+    ) -> Result<Model, BddError> {
         let roots: Vec<u64> = std::iter::once(s.initial.root)
             .chain(s.groups.iter().map(|g| g.relation))
             .collect();
@@ -137,7 +141,7 @@ impl Model {
 
     /// The model as stored nodes (format-B conventions: the vars of a group are the
     /// union of its integers), for writing to a file.
-    pub fn to_stored(&self, m: &Manager) -> StoredModel {
+    pub fn to_stored<S: NodeStore, C: OpCache>(&self, m: &Manager<S, C>) -> StoredModel {
         let mut nodes: Vec<StoredNode> = Vec::new();
         let mut index: HashMap<u64, u64> = HashMap::new();
         let mut export = |root: Bdd| -> u64 {
@@ -233,13 +237,20 @@ impl Model {
 }
 
 /// Loads a BDD kept outside the manager (such as [`Model::stored_reachable`]) into `m`.
-pub fn load_stored_bdd(m: &mut Manager, bdd: &StoredBdd) -> Result<Bdd, BddError> {
+pub fn load_stored_bdd<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    bdd: &StoredBdd,
+) -> Result<Bdd, BddError> {
     Ok(load_nodes(m, &bdd.nodes, &[bdd.root])?[0])
 }
 
 /// Makes `nodes` (children first, `nodes[i]` index `i + 1`) in `m` and returns the BDDs of
 /// `roots`, unrooted: the caller roots them before its next operation.
-fn load_nodes(m: &mut Manager, nodes: &[StoredNode], roots: &[u64]) -> Result<Vec<Bdd>, BddError> {
+fn load_nodes<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    nodes: &[StoredNode],
+    roots: &[u64],
+) -> Result<Vec<Bdd>, BddError> {
     // All nodes are made in one operation: if the table fills up, the partial load is
     // collected and the whole load runs again in a larger table.
     m.run_many(&[], |c| {

@@ -4,7 +4,7 @@
 
 use crate::model::Model;
 use crate::model_file::ReadWrite;
-use rhizome_bdd::{Bdd, BddError, Manager};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache};
 use std::collections::HashMap;
 
 /// One row of the dependency matrix per group, one character per state integer, as `bddmc`
@@ -81,7 +81,10 @@ fn integer_of_var(model: &Model) -> HashMap<u32, usize> {
 /// relation leaves implicit), and the extended relations are joined by disjunction. The
 /// reachable states are the same; the images are fewer and larger. The separate groups'
 /// roots are released with `model` (unless a clone of it lives on).
-pub fn merge_relations(m: &mut Manager, model: Model) -> Result<Model, BddError> {
+pub fn merge_relations<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    model: Model,
+) -> Result<Model, BddError> {
     let relations: Vec<Bdd> = model.groups.iter().map(|g| g.relation).collect();
     let pairs: Vec<(u32, u32)> = model
         .state_vars

@@ -77,7 +77,14 @@ fn check_one_index_per_node(
     let mut distinct = indices.clone();
     distinct.sort_unstable();
     distinct.dedup();
-    table.collect(&mut std::iter::empty(), Some(mark), 1.0, false);
+    table.collect(
+        &mut std::iter::empty(),
+        CollectPlan {
+            keep_since: Some(mark),
+            grow_threshold: 1.0,
+            force_grow: false,
+        },
+    );
     assert_eq!(table.used_count(), distinct.len(), "a losing copy survived");
     for (&(var, low, high), &i) in nodes.iter().zip(&indices) {
         assert_eq!(table.find_or_put(0, var, low, high), Some(i));

@@ -2,17 +2,17 @@
 //! parallel operation.
 
 use super::Strategy;
-use super::image::{image_op, par_image};
+use super::image::{Way, par_image, step_op};
 use super::progress::Run;
 use crate::model::Model;
-use rhizome_bdd::{Bdd, BddError, Manager};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache};
 
 /// `bfs` and `par`: level by level until a level finds no new state.
-pub(super) fn bfs_levels(
-    m: &mut Manager,
+pub(super) fn bfs_levels<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
     strategy: Strategy,
-    run: &mut Run<'_>,
+    run: &mut Run<'_, S, C>,
 ) -> Result<(), BddError> {
     let mut front = m.root(model.initial);
     loop {
@@ -38,7 +38,7 @@ pub(super) fn bfs_levels(
         } else {
             let mut succ = m.root(Bdd::FALSE);
             for g in &model.groups {
-                let img = image_op(m, model, g, v)?;
+                let img = step_op(m, model, g, v, Way::Forward)?;
                 let img = m.root(img);
                 let u = m.or(succ.get(), img.get())?;
                 succ.set(u);

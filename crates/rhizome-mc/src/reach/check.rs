@@ -7,7 +7,7 @@
 
 use crate::model::{Model, load_stored_bdd};
 use num_bigint::BigUint;
-use rhizome_bdd::{Bdd, BddError, Manager};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache};
 use std::fmt;
 
 /// How the reachable states of a run compare with those the model file stores.
@@ -45,8 +45,8 @@ impl fmt::Display for StoredCheck {
 
 /// Compares `reachable` (rooted by the caller) with the model's stored set; `None` when the
 /// model stores none.
-pub(super) fn check_stored(
-    m: &mut Manager,
+pub(super) fn check_stored<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
     reachable: Bdd,
 ) -> Result<Option<StoredCheck>, BddError> {

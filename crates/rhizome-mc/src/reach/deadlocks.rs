@@ -3,7 +3,7 @@
 use super::trace::{TraceStep, shortest_trace};
 use crate::model::Model;
 use num_bigint::BigUint;
-use rhizome_bdd::{Bdd, BddError, Manager};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache};
 use std::time::Instant;
 
 /// Deadlock states found.
@@ -20,8 +20,8 @@ pub struct Deadlocks {
 }
 
 /// Reachable states in which no group is enabled; with `trace`, a shortest path to one.
-pub(super) fn find_deadlocks(
-    m: &mut Manager,
+pub(super) fn find_deadlocks<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
     reachable: Bdd,
     trace: bool,

@@ -10,36 +10,41 @@ pub(super) fn image<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, g: &Group, s:
     c.relnext(s, g.relation, g.vars)
 }
 
-/// The image of `s` under one group, as its own operation (with the fallback for
-/// models whose next variables are not interleaved with the current ones).
-pub(super) fn image_op(m: &mut Manager, model: &Model, g: &Group, s: Bdd) -> Result<Bdd, BddError> {
-    if model.interleaved {
-        m.relnext(s, g.relation, g.vars)
-    } else {
-        let t = m.and_exists(s, g.relation, g.cur_cube)?;
-        let t = m.root(t);
-        m.rename(t.get(), &pairs(&g.next_vars, &g.cur_vars))
-    }
+/// Which way a step goes: to the successors or to the predecessors.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Way {
+    Forward,
+    Backward,
 }
 
-/// The predecessors of `s` (rooted by the caller) under one group, as its own
-/// operation: the inverse of [`image_op`].
-pub(super) fn preimage_op(
-    m: &mut Manager,
+/// The successors (or predecessors) of `s`, rooted by the caller, under one group, as its
+/// own operation, with the fallback for models whose next variables are not interleaved
+/// with the current ones.
+pub(super) fn step_op<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
     g: &Group,
     s: Bdd,
+    way: Way,
 ) -> Result<Bdd, BddError> {
-    if model.interleaved {
-        return m.relprev(s, g.relation, g.vars);
+    match (way, model.interleaved) {
+        (Way::Forward, true) => m.relnext(s, g.relation, g.vars),
+        (Way::Backward, true) => m.relprev(s, g.relation, g.vars),
+        (Way::Forward, false) => {
+            let t = m.and_exists(s, g.relation, g.cur_cube)?;
+            let t = m.root(t);
+            m.rename(t.get(), &pairs(&g.next_vars, &g.cur_vars))
+        }
+        (Way::Backward, false) => {
+            // Only the group's variables move to their next copies: the others are what
+            // the relation leaves unchanged, and stay as current variables in the result.
+            let primed = m.rename(s, &pairs(&g.cur_vars, &g.next_vars))?;
+            let primed = m.root(primed);
+            let next_cube = m.cube(&g.next_vars)?;
+            let next_cube = m.root(next_cube);
+            m.and_exists(primed.get(), g.relation, next_cube.get())
+        }
     }
-    // Only the group's variables move to their next copies: the others are what the
-    // relation leaves unchanged, and stay as current variables in the result.
-    let primed = m.rename(s, &pairs(&g.cur_vars, &g.next_vars))?;
-    let primed = m.root(primed);
-    let next_cube = m.cube(&g.next_vars)?;
-    let next_cube = m.root(next_cube);
-    m.and_exists(primed.get(), g.relation, next_cube.get())
 }
 
 /// The renaming `from[i] -> to[i]`, as [`Manager::rename`] takes it.

@@ -24,7 +24,7 @@ pub use trace::TraceStep;
 use crate::model::Model;
 use num_bigint::BigUint;
 use progress::Run;
-use rhizome_bdd::{BddError, Manager, Root};
+use rhizome_bdd::{BddError, Manager, NodeStore, OpCache, Root};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -145,12 +145,12 @@ pub struct Incomplete {
 /// Computes the reachable states of `model` with `strategy`. `progress` is called with
 /// the record of every level (level 0, the initial states, first; none for saturation).
 /// If the node table fills up for good, the error comes with what was found so far.
-pub fn reach(
-    m: &mut Manager,
+pub fn reach<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
     strategy: Strategy,
     opts: &ReachOptions,
-    progress: &mut dyn FnMut(&Manager, &Progress<'_>),
+    progress: &mut dyn FnMut(&Manager<S, C>, &Progress<'_>),
 ) -> Result<ReachReport, Incomplete> {
     if matches!(strategy, Strategy::Sat | Strategy::Par) && !model.interleaved {
         // The fallback image (product, then rename) exists only as whole operations.

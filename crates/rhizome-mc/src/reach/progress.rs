@@ -3,7 +3,7 @@
 
 use crate::model::Model;
 use num_bigint::BigUint;
-use rhizome_bdd::{Bdd, Manager, Root};
+use rhizome_bdd::{Bdd, Manager, NodeStore, OpCache, Root};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -57,7 +57,7 @@ pub struct Progress<'a> {
 }
 
 /// What an exploration has found so far: enough for a partial report if it stops.
-pub(super) struct Run<'p> {
+pub(super) struct Run<'p, S: NodeStore, C: OpCache> {
     pub(super) start: Instant,
     /// The visited states.
     pub(super) visited: Root,
@@ -67,10 +67,10 @@ pub(super) struct Run<'p> {
     pub(super) level_nodes: Vec<usize>,
     pub(super) count_nodes: bool,
     pub(super) watch: Option<Arc<Watch>>,
-    pub(super) progress: &'p mut dyn FnMut(&Manager, &Progress<'_>),
+    pub(super) progress: &'p mut dyn FnMut(&Manager<S, C>, &Progress<'_>),
 }
 
-impl Run<'_> {
+impl<S: NodeStore, C: OpCache> Run<'_, S, C> {
     /// Starts the next level.
     pub(super) fn next_level(&mut self) {
         self.levels += 1;
@@ -82,7 +82,13 @@ impl Run<'_> {
     /// Records the level just done; `frontier` holds the states it found, disjoint from
     /// those visited before (`None` where the strategy has no frontier), `grew` whether
     /// there were any.
-    pub(super) fn record(&mut self, m: &Manager, model: &Model, frontier: Option<Bdd>, grew: bool) {
+    pub(super) fn record(
+        &mut self,
+        m: &Manager<S, C>,
+        model: &Model,
+        frontier: Option<Bdd>,
+        grew: bool,
+    ) {
         let visited = self.visited.get();
         // Exact counts, from one walk of the frontier where there is one: its states are
         // new, so they add to the last level's. A walk of a large BDD is mostly cache

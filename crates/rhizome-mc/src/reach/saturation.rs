@@ -11,7 +11,11 @@ use std::sync::atomic::Ordering;
 /// `sat`: saturation, first as one parallel operation (the branches of the set saturate
 /// on different workers); if even the largest table cannot hold its intermediate nodes,
 /// step by step with collections in between.
-pub(super) fn saturate(m: &mut Manager, model: &Model, run: &mut Run<'_>) -> Result<(), BddError> {
+pub(super) fn saturate<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    model: &Model,
+    run: &mut Run<'_, S, C>,
+) -> Result<(), BddError> {
     let mut order: Vec<&Group> = model.groups.iter().collect();
     order.sort_by_key(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX));
     let tops: Vec<u32> = order
@@ -122,7 +126,12 @@ impl Saturation<'_> {
     /// The least fixpoint of `set` (rooted by the caller) under the groups
     /// `order[k..]`, all of which leave the variables above `set`'s top alone. The
     /// result is not rooted: the caller roots it before the next operation.
-    fn saturate(&mut self, m: &mut Manager, set: Bdd, k: usize) -> Result<Bdd, BddError> {
+    fn saturate<S: NodeStore, C: OpCache>(
+        &mut self,
+        m: &mut Manager<S, C>,
+        set: Bdd,
+        k: usize,
+    ) -> Result<Bdd, BddError> {
         if set == Bdd::FALSE || k == self.order.len() {
             return Ok(set);
         }

@@ -1,8 +1,8 @@
 //! Counterexample traces: a shortest path from an initial state to a given state.
 
-use super::image::{image, image_op, par_preimage, preimage_op};
+use super::image::{Way, image, par_preimage, step_op};
 use crate::model::Model;
-use rhizome_bdd::{Bdd, BddError, Manager, Root};
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, Root};
 
 /// One state of a counterexample trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,7 +15,11 @@ pub struct TraceStep {
 }
 
 /// The BDD of the one state `vector`.
-fn state_bdd(m: &mut Manager, model: &Model, vector: &[u64]) -> Result<Bdd, BddError> {
+fn state_bdd<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    model: &Model,
+    vector: &[u64],
+) -> Result<Bdd, BddError> {
     let mut literals: Vec<(u32, bool)> = Vec::with_capacity(model.state_vars.len());
     let mut bit = 0usize;
     for (&w, &x) in model.state_bits.iter().zip(vector) {
@@ -41,7 +45,11 @@ fn state_bdd(m: &mut Manager, model: &Model, vector: &[u64]) -> Result<Bdd, BddE
 
 /// One state of a non-empty set of states, as a full vector. Variables the set leaves
 /// free are 0: the vector is in the set all the same.
-fn some_state(m: &Manager, model: &Model, set: Bdd) -> Option<Vec<u64>> {
+fn some_state<S: NodeStore, C: OpCache>(
+    m: &Manager<S, C>,
+    model: &Model,
+    set: Bdd,
+) -> Option<Vec<u64>> {
     m.pick_one(set).map(|a| model.state_vector(&a))
 }
 
@@ -53,8 +61,8 @@ fn some_state(m: &Manager, model: &Model, set: Bdd) -> Option<Vec<u64>> {
 /// that ring, each step to a successor in the next ring closer to `target`. The rings
 /// start from one state and stay small where the forward levels of a BFS would be the
 /// whole frontier, and saturation, which has no levels, needs no second exploration.
-pub(super) fn shortest_trace(
-    m: &mut Manager,
+pub(super) fn shortest_trace<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
     model: &Model,
     reachable: Bdd,
     target: &[u64],
@@ -62,7 +70,7 @@ pub(super) fn shortest_trace(
     // Everything the search keeps is rooted here until it returns, also on an error.
     let mut pins: Vec<Root> = Vec::new();
     // The value first: it is computed (borrowing `m` mutably) before `m` is lent again.
-    let mut pin = |b: Bdd, m: &Manager| {
+    let mut pin = |b: Bdd, m: &Manager<S, C>| {
         pins.push(m.root(b));
         b
     };
@@ -86,7 +94,7 @@ pub(super) fn shortest_trace(
         } else {
             let mut pre = Bdd::FALSE;
             for g in &model.groups {
-                let p = pin(preimage_op(m, model, g, last)?, m);
+                let p = pin(step_op(m, model, g, last, Way::Backward)?, m);
                 pre = pin(m.or(pre, p)?, m);
             }
             let within = pin(m.and(pre, reachable)?, m);
@@ -126,7 +134,7 @@ pub(super) fn shortest_trace(
                 .map(|i| (i, some_state(m, model, hits[i]).expect("non-empty")));
         } else {
             for (i, g) in model.groups.iter().enumerate() {
-                let img = pin(image_op(m, model, g, cur)?, m);
+                let img = pin(step_op(m, model, g, cur, Way::Forward)?, m);
                 let hit = m.and(img, ring)?;
                 if hit != Bdd::FALSE {
                     step = Some((i, some_state(m, model, hit).expect("non-empty")));

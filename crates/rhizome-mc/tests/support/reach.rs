@@ -5,7 +5,7 @@
 
 #![allow(dead_code)] // not every including test file needs every helper
 
-use rhizome_bdd::{Config, Manager};
+use rhizome_bdd::{Config, Manager, NodeStore, OpCache};
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::read_model;
 use rhizome_mc::reach::{Incomplete, ReachOptions, ReachReport, Strategy, reach};
@@ -31,18 +31,35 @@ pub fn manager(workers: usize, initial_nodes: usize, max_nodes: usize) -> Manage
 }
 
 /// `reach` with the default options and no progress display.
-pub fn run(m: &mut Manager, model: &Model, strategy: Strategy) -> Result<ReachReport, Incomplete> {
+pub fn run<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    model: &Model,
+    strategy: Strategy,
+) -> Result<ReachReport, Incomplete> {
     reach(m, model, strategy, &ReachOptions::default(), &mut |_, _| {})
 }
 
 /// Reads the model file `dir/file`, builds it in a default manager of `workers` workers
 /// and runs `strategy` on it; panics with the reader's or the run's error.
 pub fn run_file(dir: &Path, file: &str, strategy: Strategy, workers: usize) -> ReachReport {
-    let stored = read_model(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
     let mut m = Manager::with_config(Config {
         workers,
         ..Config::default()
     });
-    let model = Model::from_stored(&mut m, file.to_string(), &stored).unwrap();
-    run(&mut m, &model, strategy).unwrap_or_else(|e| panic!("{file} ({strategy}): {e}"))
+    explore_file(&mut m, dir, file, strategy, &ReachOptions::default())
+}
+
+/// Reads the model file `dir/file`, builds it in `m` and runs `strategy` with `opts` on
+/// it; panics with the reader's or the run's error.
+pub fn explore_file<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    dir: &Path,
+    file: &str,
+    strategy: Strategy,
+    opts: &ReachOptions,
+) -> ReachReport {
+    let stored = read_model(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+    let model = Model::from_stored(m, file.to_string(), &stored).unwrap();
+    reach(m, &model, strategy, opts, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{file} ({strategy}): {e}"))
 }

@@ -1,0 +1,365 @@
+//! A node store spread over the PEs: [`DistNodeStore`].
+//!
+//! Every PE holds one partition of the unique table in its global memory: node data (two
+//! words a slot), hash buckets (one word a slot) and a bitmap of the slots in use. A
+//! node's index is `pe * slots_per_pe + slot`, the same on every PE, so an edge names the
+//! same node everywhere and the BDD operations run unchanged on top of the store.
+//!
+//! A node lives in its *home* partition, chosen by its hash uniformly over all slots of
+//! all PEs, so every PE holds its share of the table (the point: a table too large for
+//! one PE's memory fits in N). [`find_or_put`](NodeStore::find_or_put) is one-sided, as
+//! in the thesis' chapter 3: it fetches the home's buckets `CHUNK` at a time with one
+//! get, claims an empty bucket with a compare-and-swap after writing the node into a slot
+//! of the home partition, and gives up after `MAX_CHUNKS` chunks. Slots are handed out in
+//! regions of 512, claimed with one remote fetch-and-add per region, so a new node costs
+//! a put and a compare-and-swap, not an allocation round trip. Nodes are read through a
+//! per-PE [cache](node_cache) in front of the gets: nodes never change between
+//! collections, so the cache is exact.
+//!
+//! The table is laid out for BDD nodes rather than taken from
+//! `rhizome_collections::dht`: that table keeps each key beside its bucket and never
+//! removes one, while a collection here must drop dead nodes and rehash the live ones
+//! without moving them (an index is baked into every edge), which needs the data apart
+//! from the buckets, as in the shared-memory [`SharedNodeTable`](crate::SharedNodeTable).
+//!
+//! The store is driven by one PE (the one running the manager): the others only hold
+//! their partitions and must stay alive (in a barrier, say) while it works. Its
+//! collection ([`NodeStore::collect`]) also runs on the driving PE: it marks from the
+//! roots and rewrites every partition's bitmap and buckets with bulk gets and puts (see
+//! `collect.rs`). The table does not grow: each partition has the size given at creation.
+
+mod collect;
+mod node_cache;
+
+use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
+use crate::node_table::{self, CollectPlan, NodeStore, encode, hash};
+use crossbeam_utils::CachePadded;
+use node_cache::NodeCache;
+use rhizome::{Ctx, GlobalArray, Memory};
+use std::cell::UnsafeCell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Slots per allocation region, and the bitmap words that cover them.
+const REGION_SLOTS: usize = 512;
+const REGION_WORDS: usize = REGION_SLOTS / 64;
+/// Buckets fetched with one get (`C` of the thesis: one cache line of bucket words).
+const CHUNK: usize = 8;
+/// Chunks probed before the home partition counts as full (`M`), as many buckets as
+/// the shared-memory table probes.
+const MAX_CHUNKS: usize = 128;
+/// A partition counts as full once this share of its slots is in use, as in the
+/// shared-memory table.
+const MAX_LOAD: f64 = 0.8;
+/// Fewest slots a partition has.
+const MIN_SLOTS: usize = 1024;
+/// Words of a partition's header: the next region to hand out, and the slots in use plus
+/// the free slots handed out since the last collection.
+const NEXT_REGION: usize = 0;
+const COMMITTED: usize = 1;
+const HEADER_WORDS: usize = 2;
+/// Node-cache entries: one per slot of the whole table, at most this many (24 MB; the
+/// cache only has to hold the nodes the running operations revisit).
+const MAX_CACHE: usize = 1 << 20;
+
+/// One worker's allocation state in one partition: the shared-memory table's cursor
+/// (its `spare` a global index here), with the bitmap of the region it allocates from.
+#[derive(Clone, Copy)]
+struct Cursor {
+    /// The region's bitmap at the time it was claimed (which slots were free then).
+    region: [u64; REGION_WORDS],
+    at: node_table::Cursor,
+}
+
+impl Cursor {
+    const EMPTY: Cursor = Cursor {
+        region: [0; REGION_WORDS],
+        at: node_table::Cursor::EMPTY,
+    };
+}
+
+/// The cursors of one allocation slot, one per partition.
+type CursorSet = CachePadded<UnsafeCell<Box<[Cursor]>>>;
+
+/// A BDD unique table partitioned over the PEs' global memory; see the [module
+/// docs](self).
+///
+/// ```
+/// use rhizome::World;
+/// use rhizome_bdd::{Config, DistNodeStore, Manager, SharedOpCache};
+/// use std::sync::Arc;
+///
+/// let counts = World::builder().pes(2).workers(1).run(|ctx| {
+///     let store = DistNodeStore::new(ctx, 1 << 12, ctx.workers());
+///     let mut count = None;
+///     if ctx.my_pe() == 0 {
+///         // PE 0 drives; the nodes land in both PEs' partitions.
+///         let cache = SharedOpCache::new(1 << 12, 1 << 12);
+///         let mut m = Manager::from_parts_on_pool(store, cache, Config::default(), Arc::clone(ctx.pool()));
+///         let vars: Vec<u32> = (0..8).collect();
+///         let f = m.run(&[], |c| {
+///             (0..8).fold(rhizome_bdd::Bdd::FALSE, |f, v| c.xor(f, c.make(v, rhizome_bdd::Bdd::FALSE, rhizome_bdd::Bdd::TRUE)))
+///         }).unwrap();
+///         count = Some(m.satcount(f, &vars));
+///     }
+///     ctx.barrier();
+///     count
+/// }).unwrap();
+/// assert_eq!(counts[0], Some(128u32.into()));
+/// ```
+pub struct DistNodeStore {
+    mem: Memory,
+    pes: usize,
+    /// Slots of each partition (a power of two).
+    slots: usize,
+    data: GlobalArray<u64>,
+    buckets: GlobalArray<u64>,
+    used: GlobalArray<u64>,
+    header: GlobalArray<u64>,
+    /// Per allocation slot (pool workers, then one for outside threads): a cursor per PE.
+    cursors: Box<[CursorSet]>,
+    outside: Mutex<()>,
+    full: AtomicBool,
+    nodes: NodeCache,
+    /// Allocation marks handed out since the last collection: each PE's next region.
+    marks: Mutex<Vec<Vec<u64>>>,
+    /// Per PE, the slots live after the last collection (for `is_live`).
+    live: Vec<Vec<u64>>,
+}
+
+// SAFETY: every field is Sync except the cursors; a cursor set is only touched by the
+// thread that owns its allocation slot (the `find_or_put` contract) or under `outside`,
+// or through `&mut self`.
+unsafe impl Sync for DistNodeStore {}
+
+impl DistNodeStore {
+    /// Collective: allocates this PE's partition of `slots_per_pe` slots (rounded up to a
+    /// power of two, at least 1024) in global memory, for a driving PE whose pool has
+    /// `threads` workers. Every PE must call it with the same sizes. Memory: 32 bytes a
+    /// slot, plus a node cache on the driving PE.
+    pub fn new(ctx: &Ctx, slots_per_pe: usize, threads: usize) -> DistNodeStore {
+        let slots = slots_per_pe.max(MIN_SLOTS).next_power_of_two();
+        let pes = ctx.num_pes();
+        assert!(
+            ((pes * slots) as u64) < INDEX_MASK,
+            "{pes} partitions of {slots} slots exceed the 40-bit node index"
+        );
+        let store = DistNodeStore {
+            mem: ctx.memory().clone(),
+            pes,
+            slots,
+            data: ctx.alloc(2 * slots),
+            buckets: ctx.alloc(slots),
+            used: ctx.alloc(slots / 64),
+            header: ctx.alloc(HEADER_WORDS),
+            cursors: (0..=threads)
+                .map(|_| CachePadded::new(UnsafeCell::new(vec![Cursor::EMPTY; pes].into())))
+                .collect(),
+            outside: Mutex::new(()),
+            full: AtomicBool::new(false),
+            nodes: NodeCache::new((pes * slots).min(MAX_CACHE)),
+            marks: Mutex::new(Vec::new()),
+            live: vec![vec![0; slots / 64]; pes],
+        };
+        if ctx.my_pe() == 0 {
+            // Index 0 is the `false` terminal: slot 0 of PE 0 is never allocated.
+            store.mem.store(store.used.ptr(0, 0), 1);
+            store.mem.store(store.header.ptr(0, COMMITTED), 1);
+        }
+        ctx.barrier();
+        store
+    }
+
+    /// Slots in each PE's partition.
+    pub fn slots_per_pe(&self) -> usize {
+        self.slots
+    }
+
+    /// PE and slot of a global node index.
+    #[inline]
+    fn place(&self, index: u64) -> (usize, usize) {
+        let i = index as usize;
+        (i / self.slots, i % self.slots)
+    }
+
+    /// The home partition of a node with hash `h`, and the bucket its probe starts at:
+    /// uniform over all slots of all PEs (the index bits of the hash; the tag is the rest).
+    #[inline]
+    fn home(&self, h: u64) -> (usize, usize) {
+        let total = (self.pes * self.slots) as u128;
+        let global = (((h & INDEX_MASK) as u128 * total) >> 40) as usize;
+        (global / self.slots, global % self.slots)
+    }
+
+    /// The two words of node `index`.
+    #[inline]
+    fn words(&self, index: u64) -> (u64, u64) {
+        if let Some(w) = self.nodes.get(index) {
+            return w;
+        }
+        let (pe, slot) = self.place(index);
+        let mut w = [0u64; 2];
+        self.mem.get_into(self.data.ptr(pe, 2 * slot), &mut w);
+        self.nodes.put(index, w[0], w[1]);
+        (w[0], w[1])
+    }
+
+    /// A free slot of partition `pe` for `cursor`, as a global index.
+    fn alloc(&self, pe: usize, cursor: &mut Cursor) -> Option<u64> {
+        if cursor.at.spare != 0 {
+            return Some(std::mem::take(&mut cursor.at.spare));
+        }
+        loop {
+            if cursor.at.free != 0 {
+                let bit = cursor.at.free.trailing_zeros() as usize;
+                cursor.at.free &= cursor.at.free - 1;
+                return Some((pe * self.slots + cursor.at.word * 64 + bit) as u64);
+            }
+            if cursor.at.words_left > 0 {
+                cursor.at.word += 1;
+                cursor.at.words_left -= 1;
+            } else {
+                let region = self.mem.fetch_add(self.header.ptr(pe, NEXT_REGION), 1) as usize;
+                if region >= self.slots / REGION_SLOTS {
+                    return None;
+                }
+                cursor.at.word = region * REGION_WORDS;
+                cursor.at.words_left = REGION_WORDS - 1;
+                self.mem
+                    .get_into(self.used.ptr(pe, cursor.at.word), &mut cursor.region);
+                let free: u64 = cursor.region.iter().map(|w| w.count_zeros() as u64).sum();
+                let committed = self.mem.fetch_add(self.header.ptr(pe, COMMITTED), free) + free;
+                if committed as f64 > MAX_LOAD * self.slots as f64 {
+                    return None;
+                }
+            }
+            cursor.at.free = !cursor.region[cursor.at.word % REGION_WORDS];
+        }
+    }
+
+    /// The sum over the partitions of a header word.
+    fn header_sum(&self, word: usize) -> usize {
+        (0..self.pes)
+            .map(|pe| self.mem.load(self.header.ptr(pe, word)) as usize)
+            .sum()
+    }
+}
+
+impl NodeStore for DistNodeStore {
+    #[inline]
+    fn node(&self, index: u64) -> (u32, Bdd, Bdd) {
+        let (w0, w1) = self.words(index);
+        ((w0 >> 40) as u32, Bdd(w0 & INDEX_MASK), Bdd(w1))
+    }
+
+    fn find_or_put(&self, slot: usize, var: u32, low: Bdd, high: Bdd) -> Option<u64> {
+        debug_assert!(low.0 & COMPLEMENT == 0);
+        let (w0, w1) = encode(var, low, high);
+        let h = hash(w0, w1);
+        let tag = h & !INDEX_MASK;
+        let (pe, start) = self.home(h);
+        // SAFETY: the caller owns `slot` (trait contract), so no other thread touches this
+        // cursor set while we hold the reference; it is not kept past this call.
+        let cursor = unsafe { &mut (*self.cursors[slot].get())[pe] };
+        let mask = self.slots - 1;
+        let mut base = start & !(CHUNK - 1);
+        let mut first = start - base;
+        let mut chunk = [0u64; CHUNK];
+        let mut mine = 0u64;
+        for _ in 0..MAX_CHUNKS {
+            self.mem.get_into(self.buckets.ptr(pe, base), &mut chunk);
+            for (i, &seen) in chunk.iter().enumerate().skip(first) {
+                let mut v = seen;
+                loop {
+                    if v == 0 {
+                        if mine == 0 {
+                            match self.alloc(pe, cursor) {
+                                Some(g) => mine = g,
+                                None => {
+                                    self.full.store(true, Ordering::Relaxed);
+                                    return None;
+                                }
+                            }
+                            // Complete before the claim below: whoever finds the bucket
+                            // reads the node with a get started after it.
+                            let at = 2 * self.place(mine).1;
+                            self.mem.put_slice(self.data.ptr(pe, at), &[w0, w1]);
+                        }
+                        let bucket = self.buckets.ptr(pe, base + i);
+                        match self.mem.compare_exchange(bucket, 0, tag | mine) {
+                            Ok(_) => {
+                                self.nodes.put(mine, w0, w1);
+                                return Some(mine);
+                            }
+                            Err(now) => v = now,
+                        }
+                        continue;
+                    }
+                    if v & !INDEX_MASK == tag && self.words(v & INDEX_MASK) == (w0, w1) {
+                        if mine != 0 {
+                            cursor.at.spare = mine;
+                        }
+                        return Some(v & INDEX_MASK);
+                    }
+                    break;
+                }
+            }
+            first = 0;
+            base = (base + CHUNK) & mask;
+        }
+        if mine != 0 {
+            cursor.at.spare = mine;
+        }
+        self.full.store(true, Ordering::Relaxed);
+        None
+    }
+
+    fn is_full(&self) -> bool {
+        self.full.load(Ordering::Relaxed)
+    }
+
+    fn size(&self) -> usize {
+        self.pes * self.slots
+    }
+
+    fn used_count(&self) -> usize {
+        // Right after a collection the committed count is the live count (terminal
+        // included, as the bitmap counts it); between collections an upper bound.
+        self.header_sum(COMMITTED) - 1
+    }
+
+    fn claimed(&self) -> usize {
+        self.header_sum(COMMITTED)
+    }
+
+    fn with_outside_slot<R>(&self, f: impl FnOnce(usize) -> R) -> R {
+        let _guard = self.outside.lock().unwrap_or_else(|e| e.into_inner());
+        f(self.cursors.len() - 1)
+    }
+
+    fn alloc_mark(&self) -> usize {
+        let regions = (0..self.pes)
+            .map(|pe| self.mem.load(self.header.ptr(pe, NEXT_REGION)))
+            .collect();
+        let mut marks = self.marks.lock().unwrap_or_else(|e| e.into_inner());
+        marks.push(regions);
+        marks.len() - 1
+    }
+
+    fn is_live(&self, index: u64) -> bool {
+        if index == 0 {
+            return true;
+        }
+        if index as usize >= self.size() {
+            return false;
+        }
+        let (pe, slot) = self.place(index);
+        self.live[pe][slot / 64] & (1 << (slot % 64)) != 0
+    }
+
+    /// The partitions never grow: `plan` only says what to keep.
+    fn collect(&mut self, roots: &mut dyn Iterator<Item = Bdd>, plan: CollectPlan) -> bool {
+        collect::collect(self, roots, plan.keep_since);
+        false
+    }
+}

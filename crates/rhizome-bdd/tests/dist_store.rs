@@ -1,0 +1,191 @@
+//! The distributed node store ([`DistNodeStore`]) on 2 and 4 PEs of the local transport:
+//! the same formulas give the same satcounts and node counts as the shared-memory table
+//! of one PE, nodes land in every PE's partition, and collections in the middle of
+//! operations keep every result right and every node unique.
+
+use num_bigint::BigUint;
+use proptest::prelude::*;
+use rhizome::{Ctx, World};
+use rhizome_bdd::{Bdd, BddError, Config, DistNodeStore, Manager, NodeStore, SharedOpCache};
+use std::sync::Arc;
+
+mod support;
+use support::{all_vars, assert_nodes_unique, build_twice, reference, workload};
+
+/// A manager on PE `ctx`'s pool over a distributed table of `slots` slots per PE
+/// (collective: every PE must call it).
+fn dist_manager(ctx: &Ctx, slots: usize) -> Manager<DistNodeStore, SharedOpCache> {
+    let store = DistNodeStore::new(ctx, slots, ctx.workers());
+    let cache = SharedOpCache::new(slots, slots);
+    Manager::from_parts_on_pool(store, cache, Config::default(), Arc::clone(ctx.pool()))
+}
+
+/// Runs `drive` on PE 0 of `pes` PEs, each with `workers` workers, over a distributed
+/// table of `slots` slots per PE, while the other PEs wait in a barrier; its result.
+fn on_pe0<R: Send>(
+    pes: usize,
+    workers: usize,
+    slots: usize,
+    drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
+) -> R {
+    let mut results = World::builder()
+        .pes(pes)
+        .workers(workers)
+        .run(|ctx| {
+            let mut m = dist_manager(ctx, slots);
+            let r = (ctx.my_pe() == 0).then(|| drive(&mut m));
+            ctx.barrier();
+            r
+        })
+        .expect("the world runs");
+    results.swap_remove(0).expect("PE 0 drove")
+}
+
+/// Satcounts and node counts of the workload for `seeds`, kept alive together.
+fn counts<S: rhizome_bdd::NodeStore, C: rhizome_bdd::OpCache>(
+    m: &mut Manager<S, C>,
+    seeds: &[u64],
+) -> Vec<(BigUint, usize)> {
+    let mut kept = Vec::new();
+    let mut guards = Vec::new();
+    for &s in seeds {
+        let f = m.run(&[], |c| workload(c, s)).expect("fits");
+        guards.push(m.root(f));
+        kept.push(f);
+    }
+    assert_nodes_unique(m, &kept);
+    kept.iter()
+        .map(|&f| (m.satcount(f, &all_vars()), m.node_count(f)))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_formulas_have_the_same_bdds_on_one_pe_and_on_several(
+        seeds in proptest::collection::vec(1u64..1 << 40, 1..4),
+        pes in prop_oneof![Just(2usize), Just(4)],
+        workers in 1usize..=2,
+    ) {
+        let one = counts(&mut Manager::new(2), &seeds);
+        let many = on_pe0(pes, workers, 1 << 18, |m| counts(m, &seeds));
+        prop_assert_eq!(one, many);
+    }
+}
+
+#[test]
+fn nodes_are_spread_over_every_partition() {
+    let slots = 1 << 16;
+    let per_pe = on_pe0(4, 1, slots, |m| {
+        let f = m.run(&[], |c| workload(c, 7)).unwrap();
+        let _keep = m.root(f);
+        m.collect_garbage(&[]);
+        let mut per_pe = [0usize; 4];
+        let mut stack = vec![f];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(g) = stack.pop() {
+            if g.is_const() || !seen.insert(g.index()) {
+                continue;
+            }
+            per_pe[g.index() as usize / slots] += 1;
+            let (_, lo, hi) = m.node(g).unwrap();
+            stack.extend([lo, hi]);
+        }
+        assert_eq!(
+            seen.len(),
+            m.table_used(),
+            "the collection kept exactly f's nodes"
+        );
+        per_pe
+    });
+    let total: usize = per_pe.iter().sum();
+    for (pe, n) in per_pe.iter().enumerate() {
+        // Homes are uniform over the slots: each PE holds about a quarter.
+        assert!(
+            *n * 8 > total,
+            "PE {pe} holds {n} of {total} nodes: {per_pe:?}"
+        );
+    }
+}
+
+#[test]
+fn operations_that_fill_the_partitions_resume_and_give_the_reference_results() {
+    let seeds: Vec<u64> = (1..=8).collect();
+    let expect = reference(&seeds);
+    for (pes, workers) in [(2, 2), (4, 1)] {
+        // 64K slots in all: room for the kept results, not for the operations' garbage.
+        let slots = (1 << 16) / pes;
+        let stats = on_pe0(pes, workers, slots, |m| {
+            build_twice(m, &seeds, &expect, &format!("{pes} PEs"));
+            m.stats()
+        });
+        assert!(
+            stats.retries > 0,
+            "no operation filled the table: {stats:?}"
+        );
+        assert_eq!(stats.table_size, 1 << 16, "the table does not grow");
+    }
+}
+
+#[test]
+fn an_operation_larger_than_all_partitions_is_out_of_nodes() {
+    let err = on_pe0(2, 1, 1 << 10, |m| {
+        m.run(&[], |c| workload(c, 3)).unwrap_err()
+    });
+    let BddError::OutOfNodes { capacity, .. } = err;
+    assert_eq!(capacity, 2 << 10);
+}
+
+#[test]
+fn concurrent_inserts_of_the_same_nodes_get_one_index_each() {
+    // The store is shared by a PE's threads: its one-sided accesses go through `Memory`,
+    // which must be shareable as well.
+    fn sync<T: Sync>() {}
+    sync::<rhizome::Memory>();
+    const THREADS: usize = 4;
+    const NODES: u32 = 3000;
+    World::builder()
+        .pes(2)
+        .workers(1)
+        .run(|ctx| {
+            let store = DistNodeStore::new(ctx, 1 << 13, THREADS);
+            if ctx.my_pe() == 0 {
+                // Every thread inserts the same nodes, each from a different start, so
+                // that they race for the same buckets in both partitions.
+                let seen: Vec<Vec<u64>> = std::thread::scope(|s| {
+                    let handles: Vec<_> = (0..THREADS)
+                        .map(|slot| {
+                            let store = &store;
+                            s.spawn(move || {
+                                let mut got = vec![0; NODES as usize];
+                                for k in 0..NODES {
+                                    let v = (k + slot as u32 * 751) % NODES;
+                                    got[v as usize] = store
+                                        .find_or_put(slot, v, Bdd::FALSE, Bdd::TRUE)
+                                        .expect("room for the nodes");
+                                }
+                                got
+                            })
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                for other in &seen[1..] {
+                    assert_eq!(other, &seen[0], "a node got two indices");
+                }
+                let distinct: std::collections::HashSet<_> = seen[0].iter().collect();
+                assert_eq!(distinct.len(), NODES as usize);
+                for (v, &i) in seen[0].iter().enumerate() {
+                    assert_eq!(store.node(i), (v as u32, Bdd::FALSE, Bdd::TRUE));
+                }
+                let homes: std::collections::HashSet<_> = seen[0]
+                    .iter()
+                    .map(|&i| i as usize / store.slots_per_pe())
+                    .collect();
+                assert_eq!(homes.len(), 2, "the nodes live on both PEs");
+            }
+            ctx.barrier();
+        })
+        .expect("the world runs");
+}
