@@ -62,7 +62,8 @@ pub use sync::{CompletionEvent, CondVar, GlobalLock, LockGuard};
 use crate::context::Ctx;
 
 /// One PE's cooperative executor and its delegate handlers. Made collectively
-/// ([`Coop::new`]); [`Coop::run`] runs tasks on it.
+/// ([`Coop::new`]); [`Coop::run`] runs tasks on it. Clones share the handlers.
+#[derive(Clone)]
 pub struct Coop<'c> {
     ctx: &'c Ctx,
     memory: delegate::MemoryDelegates,
