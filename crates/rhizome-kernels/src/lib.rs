@@ -10,6 +10,7 @@
 //! - [`bale`]: Bale's histogram and index-gather, written with one-sided operations,
 //!   conveyors and aggregation contexts, results checked;
 //! - [`dht`]: throughput and round trips of the distributed hash table's find-or-put;
+//! - [`fc`]: throughput of the flat-combining global stack and queue in each mode;
 //! - [`comm`]: latency and rate of one-sided operations, calls, aggregated messages and
 //!   collectives;
 //! - `raw_mpi` (cargo feature `mpi`): the same communication operations written
@@ -33,6 +34,7 @@ pub mod bale;
 pub mod comm;
 pub mod dense;
 pub mod dht;
+pub mod fc;
 pub mod fib;
 pub mod nqueens;
 #[cfg(feature = "mpi")]

@@ -6,6 +6,7 @@
 mod bale;
 mod comm;
 mod dht;
+mod fc;
 mod fib;
 pub(crate) mod record;
 mod tasks;
@@ -33,6 +34,9 @@ enum BenchKind {
     /// Distributed hash table: find-or-put throughput (read-heavy, write-heavy, mixed;
     /// one-sided and owner-computes) and round trips per insert as the table fills.
     Dht(dht::DhtArgs),
+    /// Flat combining: global stack and queue throughput and operations per message,
+    /// without combining, combining at the master and combining on every PE.
+    Fc(fc::FcArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -42,5 +46,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Tasks(a) => tasks::run(a),
         BenchKind::Bale(a) => bale::run(a),
         BenchKind::Dht(a) => dht::run(a),
+        BenchKind::Fc(a) => fc::run(a),
     }
 }
