@@ -59,6 +59,9 @@ pub struct FcArgs {
 
 pub fn run(args: FcArgs) -> anyhow::Result<()> {
     args.opts.check()?;
+    if args.opts.runtime.pes == Some(0) {
+        anyhow::bail!("--pes must be at least 1");
+    }
     if args.tasks == 0 || args.ops < 16 || args.repeat == 0 {
         anyhow::bail!("--tasks and --repeat must be at least 1, and --ops at least 16");
     }
@@ -84,7 +87,12 @@ pub fn run(args: FcArgs) -> anyhow::Result<()> {
         ModeArg::Centralized => Some(Mode::Centralized),
         ModeArg::Distributed => Some(Mode::Distributed),
     }));
-    let pe_counts = args.opts.runtime.pes.map_or(vec![1, 2, 4], |p| vec![p]);
+    // Under mpirun the ranks are the PEs: one world, whatever --pes says.
+    let pe_counts = match (rhizome::launcher_ranks(), args.opts.runtime.pes) {
+        (Some(ranks), _) => vec![ranks],
+        (None, Some(p)) => vec![p],
+        (None, None) => vec![1, 2, 4],
+    };
     let mut records = Vec::new();
     for pes in pe_counts {
         let results = World::builder()
