@@ -7,9 +7,10 @@
 //!   store is the use it was built for.
 //!
 //! - [`fc`]: flat combining (seed 003, Grappa): a per-PE proxy combines the operations
-//!   of the PE's cooperative tasks and commits them in one message; [`fc::GlobalStack`]
-//!   and [`fc::GlobalQueue`], each also without combining and with combining at the
-//!   master only, for comparison.
+//!   of the PE's cooperative tasks and commits them in one message per PE concerned;
+//!   [`fc::GlobalStack`], [`fc::GlobalQueue`], [`fc::GlobalSet`] and [`fc::GlobalMap`],
+//!   each also without combining (and stack and queue with combining at the master
+//!   only), for comparison.
 //!
 //! `docs/architecture.md` of the repository shows where this crate sits among the crates.
 pub mod dht;

@@ -1,17 +1,19 @@
-//! `rhizome bench fc`: the flat-combining global stack and queue (`rhizome_kernels::fc`)
-//! in each combining mode, beside the mode without combining: throughput and operations
-//! per message (seed 003, Figures 6 and 7).
+//! `rhizome bench fc`: the flat-combining global stack, queue, set and map
+//! (`rhizome_kernels::fc`) in each combining mode, beside the mode without combining:
+//! throughput and operations per message (seed 003, Figures 6 to 8).
 
 use super::record::{BenchOpts, Record};
 use clap::{Args, ValueEnum};
 use rhizome::World;
 use rhizome_collections::fc::Mode;
-use rhizome_kernels::fc::{Mix, Structure, throughput};
+use rhizome_kernels::fc::{Mix, Structure, Workload, throughput};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum StructureArg {
     Stack,
     Queue,
+    Set,
+    Map,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -30,12 +32,22 @@ enum ModeArg {
 #[derive(Args)]
 pub struct FcArgs {
     /// Structures to measure.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "stack,queue")]
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "stack,queue,set,map"
+    )]
     structures: Vec<StructureArg>,
-    /// Operation mixes: all pushes, or half pushes and half pops.
+    /// Key ranges of the set and map, as powers of two.
+    #[arg(long, value_delimiter = ',', default_value = "10,14")]
+    key_bits: Vec<u32>,
+    /// Operation mixes: all pushes (inserts), or half pushes and half pops (inserts and
+    /// lookups).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "push,mixed")]
     mixes: Vec<MixArg>,
-    /// Combining modes (`none` is measured whenever another mode is, as its baseline).
+    /// Combining modes (`none` is measured whenever another mode is, as its baseline;
+    /// `centralized` is the same protocol as `none` on a set or map, and not repeated).
     #[arg(
         long,
         value_enum,
@@ -46,7 +58,8 @@ pub struct FcArgs {
     /// Cooperative tasks per PE.
     #[arg(long, default_value_t = 1024)]
     tasks: u64,
-    /// Operations per PE of a combining mode; `none`, far slower, makes a sixteenth.
+    /// Operations per PE of a combining mode; `none` on a stack or queue, far slower,
+    /// makes a sixteenth.
     #[arg(long, default_value_t = 1 << 16)]
     ops: u64,
     /// Repetitions of each measurement (the median rate is reported).
@@ -65,12 +78,17 @@ pub fn run(args: FcArgs) -> anyhow::Result<()> {
     if args.tasks == 0 || args.ops < 16 || args.repeat == 0 {
         anyhow::bail!("--tasks and --repeat must be at least 1, and --ops at least 16");
     }
+    if let Some(b) = args.key_bits.iter().find(|&&b| b == 0 || b > 24) {
+        anyhow::bail!("--key-bits must be between 1 and 24, not {b}");
+    }
     let structures: Vec<Structure> = args
         .structures
         .iter()
         .map(|s| match s {
             StructureArg::Stack => Structure::Stack,
             StructureArg::Queue => Structure::Queue,
+            StructureArg::Set => Structure::Set,
+            StructureArg::Map => Structure::Map,
         })
         .collect();
     let mixes: Vec<Mix> = args
@@ -100,19 +118,32 @@ pub fn run(args: FcArgs) -> anyhow::Result<()> {
             .run(|ctx| -> Result<_, String> {
                 let mut rows = Vec::new();
                 for &s in &structures {
-                    for &mix in &mixes {
+                    let keyed = matches!(s, Structure::Set | Structure::Map);
+                    let ranges = if keyed { &args.key_bits[..] } else { &[0][..] };
+                    for (&mix, &key_bits) in mixes
+                        .iter()
+                        .flat_map(|m| ranges.iter().map(move |k| (m, k)))
+                    {
                         for &mode in &modes {
-                            let ops = if mode == Mode::None {
+                            if keyed && mode == Mode::Centralized {
+                                continue;
+                            }
+                            let ops = if mode == Mode::None && !keyed {
                                 args.ops / 16
                             } else {
                                 args.ops
                             };
-                            rows.push((
-                                s,
+                            let w = Workload {
                                 mix,
-                                mode,
-                                throughput(ctx, s, mode, mix, args.tasks, ops)?,
-                            ));
+                                tasks: args.tasks,
+                                ops,
+                                key_bits,
+                            };
+                            let mut runs = (0..args.repeat)
+                                .map(|_| throughput(ctx, s, mode, w))
+                                .collect::<Result<Vec<_>, _>>()?;
+                            runs.sort_by(|a, b| a.rate().total_cmp(&b.rate()));
+                            rows.push((s, mix, key_bits, mode, runs[runs.len() / 2]));
                         }
                     }
                 }
@@ -127,8 +158,13 @@ pub fn run(args: FcArgs) -> anyhow::Result<()> {
             return Ok(());
         }
         let mut none = (0.0, 0.0);
-        for (s, mix, mode, t) in rows {
-            let name = format!("fc {} {} {}", s.name(), mix.name(), mode.name());
+        for (s, mix, key_bits, mode, t) in rows {
+            let keys = if key_bits > 0 {
+                format!(" 2^{key_bits}")
+            } else {
+                String::new()
+            };
+            let name = format!("fc {} {}{keys} {}", s.name(), mix.name(s), mode.name());
             let (rate, per_message) = (t.rate() / 1e6, t.stats.ops_per_message());
             if mode == Mode::None {
                 none = (rate, per_message);

@@ -9,29 +9,35 @@ use std::rc::Rc;
 use std::task::{Poll, Waker};
 
 /// What a structure gives the framework: its proxy (the operations of one PE waiting to
-/// be committed, `Self`), the batch a commit carries and how the master applies it.
+/// be committed, `Self`), the batches a commit carries (one per PE it touches: the
+/// master of a stack, the owners of a set's keys) and how their PEs apply them.
 pub trait Combine: Default + 'static {
     /// An operation a task asks for.
     type Op;
     /// Its result.
     type Out;
-    /// What one commit carries to the master.
+    /// What one commit carries to one PE.
     type Batch: Message;
-    /// What the master answers.
+    /// What that PE answers.
     type Answer: Message;
-    /// The structure itself, at the master PE.
+    /// The structure's part on one PE (all of it on a stack's master).
     type Master: Default + 'static;
+    /// Whether the mode without combining takes a global lock at PE 0 around each
+    /// operation (the paper's stack and queue; a set's cells synchronize on their own).
+    const LOCKED: bool;
 
     /// Takes operation number `index` of this proxy: either satisfies it at once
     /// (possibly completing a pending partner), or keeps it pending until the commit.
     fn offer(&mut self, op: Self::Op, index: usize) -> Offer<Self::Out>;
     /// Operations pending (what the combining buffer holds).
     fn pending(&self) -> usize;
-    /// The batch of every pending operation (the proxy then commits nothing else).
-    fn batch(&mut self) -> Self::Batch;
-    /// The results of the pending operations, by index, from the master's answer.
-    fn resolve(&mut self, answer: Self::Answer) -> Vec<(usize, Self::Out)>;
-    /// Applies a batch at the master, atomically (it runs in one message handler).
+    /// The batches of every pending operation, with the PE each goes to, among `pes`
+    /// (the proxy then commits nothing else).
+    fn batch(&mut self, pes: usize) -> Vec<(usize, Self::Batch)>;
+    /// The results of the pending operations, by index, from the answers to the batches
+    /// (in the order of the batches).
+    fn resolve(&mut self, answers: Vec<Self::Answer>) -> Vec<(usize, Self::Out)>;
+    /// Applies a batch on its PE, atomically (it runs in one message handler).
     fn apply(master: &mut Self::Master, batch: Self::Batch) -> Self::Answer;
 }
 
@@ -87,7 +93,6 @@ impl<C: Combine> Round<C> {
 pub struct Flat<'c, C: Combine> {
     coop: Coop<'c>,
     mode: Mode,
-    master: usize,
     capacity: usize,
     commit: CallAm<C::Batch, C::Answer>,
     lock: GlobalLock,
@@ -100,9 +105,9 @@ pub struct Flat<'c, C: Combine> {
 }
 
 impl<'c, C: Combine> Flat<'c, C> {
-    /// Collective: a structure whose master is PE `master`, combining `mode`, at most
-    /// `capacity` operations pending per proxy.
-    pub fn new(coop: &Coop<'c>, mode: Mode, master: usize, capacity: usize) -> Self {
+    /// Collective: a structure combining in `mode`, at most `capacity` operations
+    /// pending per proxy.
+    pub fn new(coop: &Coop<'c>, mode: Mode, capacity: usize) -> Self {
         assert!(
             capacity > 0,
             "a combining buffer holds at least one operation"
@@ -112,10 +117,9 @@ impl<'c, C: Combine> Flat<'c, C> {
             .ctx()
             .register_call(move |_, batch| C::apply(&mut state.borrow_mut(), batch));
         Flat {
-            lock: coop.lock_on(master),
+            lock: coop.lock_on(0),
             coop: coop.clone(),
             mode,
-            master,
             capacity,
             commit,
             current: RefCell::default(),
@@ -146,6 +150,7 @@ impl<'c, C: Combine> Flat<'c, C> {
         match self.mode {
             Mode::Distributed => self.combined(op).await,
             Mode::Centralized => self.alone(op).await,
+            Mode::None if !C::LOCKED => self.alone(op).await,
             Mode::None => {
                 let _held = self.coop.acquire(self.lock).await;
                 // The acquire and the release messages.
@@ -236,20 +241,29 @@ impl<'c, C: Combine> Flat<'c, C> {
         }
     }
 
-    /// Commits a round's pending operations to the master and fills their slots. The
-    /// round is not borrowed across the wait: its other operations' tasks may be polled.
+    /// Commits a round's pending operations, one batch per PE concerned, all in flight
+    /// together, and fills their slots. The round is not borrowed across the wait: its
+    /// other operations' tasks may be polled.
     async fn send(&self, round: &RefCell<Round<C>>) {
-        let batch = {
+        let batches = {
             let mut r = round.borrow_mut();
             if r.proxy.pending() == 0 {
                 return;
             }
-            r.proxy.batch()
+            r.proxy.batch(self.coop.ctx().num_pes())
         };
-        self.messages.set(self.messages.get() + 1);
-        let answer = self.coop.call(self.master, self.commit, &batch).await;
+        let n = batches.len() as u64;
+        self.messages.set(self.messages.get() + n);
+        let replies: Vec<_> = batches
+            .iter()
+            .map(|(pe, batch)| self.coop.call(*pe, self.commit, batch))
+            .collect();
+        let mut answers = Vec::with_capacity(replies.len());
+        for reply in replies {
+            answers.push(reply.await);
+        }
         let mut r = round.borrow_mut();
-        for (index, out) in r.proxy.resolve(answer) {
+        for (index, out) in r.proxy.resolve(answers) {
             r.fill(index, out);
         }
     }

@@ -16,14 +16,16 @@
 //! so each is linearized at that handler; a matched pair, at the match, when both were
 //! pending. Tasks are not preempted between `.await` points, so the proxy needs no lock.
 //!
-//! Modes ([`Mode`]), for the paper's comparison: `None` (each operation takes the
-//! master's global lock, runs, releases: three messages, still aggregated per
-//! destination by the runtime), `Centralized` (each operation is one message to the
-//! master, which applies what arrives together, without the lock) and `Distributed`
-//! (the proxies above).
+//! Modes ([`Mode`]), for the paper's comparison: `None` (each operation of a stack or
+//! queue takes the master's global lock, runs, releases: three messages, still
+//! aggregated per destination by the runtime; each operation of a set or map is one
+//! message to its key's owner), `Centralized` (each operation is one message to the
+//! master, which applies what arrives together, without the lock; for a set or map the
+//! same as `None`) and `Distributed` (the proxies above).
 //!
 //! - `flat`: the framework ([`Flat`], the [`Combine`] trait a structure implements).
 //! - `pushpop`: [`GlobalStack`] and [`GlobalQueue`].
+//! - `hash`: [`GlobalMap`] and [`GlobalSet`], keys hashed over all PEs.
 //!
 //! ```
 //! use rhizome::World;
@@ -52,9 +54,11 @@
 //! ```
 
 mod flat;
+mod hash;
 mod pushpop;
 
 pub use flat::{Combine, Flat, Offer};
+pub use hash::{GlobalMap, GlobalSet, MapOp, MapProxy, owner};
 pub use pushpop::{
     DEFAULT_CAPACITY, Fifo, GlobalQueue, GlobalStack, Lifo, Order, PushPop, PushPopOp, PushPopProxy,
 };
@@ -62,9 +66,11 @@ pub use pushpop::{
 /// How a structure synchronizes (the paper's comparison).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// No combining: each operation locks the master, runs, unlocks.
+    /// No combining: each stack or queue operation locks the master, runs, unlocks; a
+    /// set or map operation is one message to its key's owner.
     None,
-    /// Combining at the master only: each operation is one message to it.
+    /// Combining at the master only: each operation is one message to it (for a set or
+    /// map, which has no master, the same as `None`).
     Centralized,
     /// Each PE combines its tasks' operations and commits them in one message.
     Distributed,

@@ -106,6 +106,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     /// The popped values, the first pending pop's first.
     type Answer = Vec<T>;
     type Master = O::Store<T>;
+    const LOCKED: bool = true;
 
     fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Option<T>> {
         match op {
@@ -138,15 +139,15 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         self.pushes.len() + self.pops.len()
     }
 
-    fn batch(&mut self) -> (Vec<T>, u64) {
+    fn batch(&mut self, _pes: usize) -> Vec<(usize, (Vec<T>, u64))> {
         let (indices, values) = std::mem::take(&mut self.pushes).into_iter().unzip();
         self.committed_pushes = indices;
-        (values, self.pops.len() as u64)
+        vec![(MASTER, (values, self.pops.len() as u64))]
     }
 
-    fn resolve(&mut self, answer: Vec<T>) -> Vec<(usize, Option<T>)> {
+    fn resolve(&mut self, answers: Vec<Vec<T>>) -> Vec<(usize, Option<T>)> {
         let pushes = std::mem::take(&mut self.committed_pushes);
-        let mut popped = answer.into_iter();
+        let mut popped = answers.into_iter().flatten();
         let pops = std::mem::take(&mut self.pops);
         let pops = pops.into_iter().map(|i| (i, popped.next()));
         pushes.into_iter().map(|i| (i, None)).chain(pops).collect()
@@ -168,6 +169,9 @@ pub type GlobalStack<'c, T> = PushPop<'c, T, Lifo>;
 /// A linearizable global queue with flat combining (see the module docs for the rules).
 pub type GlobalQueue<'c, T> = PushPop<'c, T, Fifo>;
 
+/// The PE that holds the elements.
+const MASTER: usize = 0;
+
 /// The paper's combining buffer: operations one proxy holds at most.
 pub const DEFAULT_CAPACITY: usize = 1024;
 
@@ -181,7 +185,7 @@ impl<'c, T: Message, O: Order> PushPop<'c, T, O> {
     /// Collective: as [`new`](Self::new), with `capacity` operations per proxy.
     pub fn with_capacity(coop: &Coop<'c>, mode: Mode, capacity: usize) -> Self {
         PushPop {
-            flat: Flat::new(coop, mode, 0, capacity),
+            flat: Flat::new(coop, mode, capacity),
         }
     }
 

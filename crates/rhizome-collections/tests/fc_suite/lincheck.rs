@@ -1,4 +1,4 @@
-//! A linearizability checker for stack and queue histories: Wing and Gong's search with
+//! A linearizability checker for stack, queue and set histories: Wing and Gong's search with
 //! Lowe's memoization of (operations linearized, abstract state).
 //!
 //! Written here because no maintained crate checks a recorded history against a
@@ -22,6 +22,10 @@ pub enum Call {
     Push(u64),
     /// A pop and the value it returned.
     Pop(Option<u64>),
+    /// A set's insert of a key.
+    Insert(u64),
+    /// A set's lookup of a key, and whether it was found.
+    Lookup(u64, bool),
 }
 
 /// The structure the history is checked against.
@@ -29,6 +33,8 @@ pub enum Call {
 pub enum Spec {
     Stack,
     Queue,
+    /// Its state: the keys present, in increasing order.
+    Set,
 }
 
 impl Spec {
@@ -40,12 +46,19 @@ impl Spec {
             Call::Pop(want) => {
                 let got = match self {
                     Spec::Stack => next.pop_back(),
-                    Spec::Queue => next.pop_front(),
+                    _ => next.pop_front(),
                 };
                 if got != want {
                     return None;
                 }
             }
+            Call::Insert(k) => {
+                if let Err(at) = state.binary_search(&k) {
+                    next.insert(at, k);
+                }
+            }
+            Call::Lookup(k, found) if state.binary_search(&k).is_ok() != found => return None,
+            Call::Lookup(..) => {}
         }
         Some(next)
     }
