@@ -193,7 +193,7 @@ fn set_histories(ctx: &Ctx, mode: Mode) {
                 set.insert(key).await;
                 (KIND_BIT, key)
             } else {
-                (0, key | FOUND * set.contains(key).await as u64)
+                (0, key | (FOUND * set.contains(key).await as u64))
             }
         });
         let Some(records) = records else {
