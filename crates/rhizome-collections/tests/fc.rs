@@ -3,33 +3,12 @@
 //! be) linearizable, so that its acceptance of the suite's histories means something.
 
 mod fc_suite;
+#[macro_use]
+mod support;
 
 use fc_suite::lincheck::{Call, Event, Spec, linearizable};
-use rhizome::World;
 
-fn suite_on(pes: usize) {
-    for (name, body) in fc_suite::TESTS {
-        World::builder()
-            .pes(pes)
-            .run(body)
-            .unwrap_or_else(|e| panic!("{name} on {pes} PEs: {e}"));
-    }
-}
-
-#[test]
-fn suite_on_1_pe() {
-    suite_on(1);
-}
-
-#[test]
-fn suite_on_2_pes() {
-    suite_on(2);
-}
-
-#[test]
-fn suite_on_4_pes() {
-    suite_on(4);
-}
+local_suite_tests!(fc_suite::TESTS);
 
 fn ev(invoked: u64, answered: u64, call: Call) -> Event {
     Event {

@@ -202,20 +202,32 @@ fn measure_keyed(
             });
         }
     });
-    let [ops_done, messages] = totals;
     let wrong = ctx.sum_u64(wrong.get());
-    if ops_done != w.ops * pes as u64 || wrong > 0 {
-        return Err(format!(
-            "{ops_done} operations, {wrong} keys present that were not inserted or missing"
-        ));
+    let failure =
+        (wrong > 0).then(|| format!("{wrong} keys present though never inserted, or missing"));
+    checked(ctx, w, totals, nanos, failure)
+}
+
+/// The measurement, unless the run's check found `failure` or the PEs' operations do not
+/// add up to the workload's.
+fn checked(
+    ctx: &Ctx,
+    w: Workload,
+    [ops, messages]: [u64; 2],
+    nanos: u64,
+    failure: Option<String>,
+) -> Result<Throughput, String> {
+    let made = w.ops * ctx.num_pes() as u64;
+    if ops != made {
+        return Err(format!("{ops} operations counted, {made} made"));
+    }
+    if let Some(f) = failure {
+        return Err(f);
     }
     Ok(Throughput {
-        ops: ops_done,
+        ops,
         secs: nanos as f64 / 1e9,
-        stats: Stats {
-            ops: ops_done,
-            messages,
-        },
+        stats: Stats { ops, messages },
     })
 }
 
@@ -235,20 +247,10 @@ fn measure<O: Order>(ctx: &Ctx, mode: Mode, w: Workload) -> Result<Throughput, S
     let mut totals = [stats.ops, stats.messages, pushed.get(), popped.get()];
     ctx.allreduce_u64(&mut totals, rhizome::ReduceOp::Sum);
     let left = drain(ctx, &coop, &s);
-    let [ops_done, messages, pushed, popped] = totals;
-    if ops_done != w.ops * ctx.num_pes() as u64 || pushed != popped + left {
-        return Err(format!(
-            "{ops_done} operations, {pushed} pushed, {popped} popped, {left} left: values lost or invented"
-        ));
-    }
-    Ok(Throughput {
-        ops: ops_done,
-        secs: nanos as f64 / 1e9,
-        stats: Stats {
-            ops: ops_done,
-            messages,
-        },
-    })
+    let [ops, messages, pushed, popped] = totals;
+    let failure = (pushed != popped + left)
+        .then(|| format!("{pushed} pushed, {popped} popped, {left} left: values lost or invented"));
+    checked(ctx, w, [ops, messages], nanos, failure)
 }
 
 /// Collective: pops everything left (on PE 0); every PE returns how many.

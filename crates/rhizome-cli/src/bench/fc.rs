@@ -16,6 +16,17 @@ enum StructureArg {
     Map,
 }
 
+impl StructureArg {
+    fn kernel(self) -> Structure {
+        [
+            Structure::Stack,
+            Structure::Queue,
+            Structure::Set,
+            Structure::Map,
+        ][self as usize]
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum MixArg {
     Push,
@@ -81,24 +92,15 @@ pub fn run(args: FcArgs) -> anyhow::Result<()> {
     if let Some(b) = args.key_bits.iter().find(|&&b| b == 0 || b > 24) {
         anyhow::bail!("--key-bits must be between 1 and 24, not {b}");
     }
-    let structures: Vec<Structure> = args
-        .structures
-        .iter()
-        .map(|s| match s {
-            StructureArg::Stack => Structure::Stack,
-            StructureArg::Queue => Structure::Queue,
-            StructureArg::Set => Structure::Set,
-            StructureArg::Map => Structure::Map,
-        })
-        .collect();
-    let mixes: Vec<Mix> = args
-        .mixes
-        .iter()
-        .map(|m| match m {
-            MixArg::Push => Mix::Push,
-            MixArg::Mixed => Mix::Mixed,
-        })
-        .collect();
+    let structures: Vec<Structure> = args.structures.iter().map(|s| s.kernel()).collect();
+    let mixes = args.mixes.iter().map(|&m| {
+        if m == MixArg::Push {
+            Mix::Push
+        } else {
+            Mix::Mixed
+        }
+    });
+    let mixes: Vec<Mix> = mixes.collect();
     let mut modes = vec![Mode::None];
     modes.extend(args.modes.iter().filter_map(|m| match m {
         ModeArg::None => None,

@@ -28,16 +28,12 @@ use rhizome::coop::Coop;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-/// The order of a push-pop structure.
+/// The order of a push-pop structure: last in first out (a stack, which also
+/// eliminates push-pop pairs on a PE) or first in first out.
 pub trait Order: 'static {
-    /// The elements at the master.
-    type Store<T: 'static>: Default + 'static;
-    /// Whether a pop may take a push pending on the same PE (a stack's elimination).
+    /// Whether this is a stack: a pop takes the newest value, and may take a push
+    /// pending on the same PE.
     const ELIMINATES: bool;
-    /// Adds the pushed values, in order.
-    fn put<T>(store: &mut Self::Store<T>, values: Vec<T>);
-    /// Removes up to `n` values, the first to be popped first.
-    fn take<T>(store: &mut Self::Store<T>, n: usize) -> Vec<T>;
 }
 
 /// Last in, first out.
@@ -46,27 +42,11 @@ pub enum Lifo {}
 pub enum Fifo {}
 
 impl Order for Lifo {
-    type Store<T: 'static> = Vec<T>;
     const ELIMINATES: bool = true;
-    fn put<T>(store: &mut Vec<T>, values: Vec<T>) {
-        store.extend(values);
-    }
-    fn take<T>(store: &mut Vec<T>, n: usize) -> Vec<T> {
-        let from = store.len().saturating_sub(n);
-        store.drain(from..).rev().collect()
-    }
 }
 
 impl Order for Fifo {
-    type Store<T: 'static> = VecDeque<T>;
     const ELIMINATES: bool = false;
-    fn put<T>(store: &mut VecDeque<T>, values: Vec<T>) {
-        store.extend(values);
-    }
-    fn take<T>(store: &mut VecDeque<T>, n: usize) -> Vec<T> {
-        let n = n.min(store.len());
-        store.drain(..n).collect()
-    }
 }
 
 /// A push or a pop.
@@ -105,7 +85,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     type Batch = (Vec<T>, u64);
     /// The popped values, the first pending pop's first.
     type Answer = Vec<T>;
-    type Master = O::Store<T>;
+    type Master = VecDeque<T>;
     const LOCKED: bool = true;
 
     fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Option<T>> {
@@ -153,9 +133,14 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         pushes.into_iter().map(|i| (i, None)).chain(pops).collect()
     }
 
-    fn apply(store: &mut O::Store<T>, (values, pops): (Vec<T>, u64)) -> Vec<T> {
-        O::put(store, values);
-        O::take(store, pops as usize)
+    fn apply(store: &mut VecDeque<T>, (values, pops): (Vec<T>, u64)) -> Vec<T> {
+        store.extend(values);
+        let n = (pops as usize).min(store.len());
+        if O::ELIMINATES {
+            store.drain(store.len() - n..).rev().collect()
+        } else {
+            store.drain(..n).collect()
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! SPMD test bodies of the flat-combining structures, shared by `cargo test` (local
-//! transport, 1, 2 and 4 PEs: `tests/fc.rs`) and by `examples/fc_tests.rs` (any
+//! transport, 1, 2 and 4 PEs: `tests/fc.rs`) and by `examples/collections_tests.rs` (any
 //! transport, e.g. under `mpirun -np 4`: `tests/mpi.rs`).
 //!
 //! Each body runs on every PE and panics on failure, which fails the whole run.
@@ -17,45 +17,33 @@ use std::collections::HashMap;
 /// A test: it runs on every PE.
 type Body = fn(&Ctx);
 
-/// Every test, with its name, in the order the example runs them.
+/// Every test, with its name, in the order the example runs them. Each runs in every
+/// mode, or in the ones its size allows (`none` serializes every operation on a lock).
 pub const TESTS: &[(&str, Body)] = &[
-    ("stack_linearizable_none", |c| {
-        histories::<Lifo>(c, Mode::None)
+    ("stack_linearizable", |c| {
+        each_mode(|m| histories::<Lifo>(c, m))
     }),
-    ("stack_linearizable_centralized", |c| {
-        histories::<Lifo>(c, Mode::Centralized)
+    ("queue_linearizable", |c| {
+        each_mode(|m| histories::<Fifo>(c, m))
     }),
-    ("stack_linearizable_distributed", |c| {
-        histories::<Lifo>(c, Mode::Distributed)
+    ("set_linearizable", |c| each_mode(|m| set_histories(c, m))),
+    ("stack_stress", |c| {
+        stress::<Lifo>(c, Mode::None, 100);
+        stress::<Lifo>(c, Mode::Distributed, 1000);
     }),
-    ("queue_linearizable_none", |c| {
-        histories::<Fifo>(c, Mode::None)
+    ("queue_stress", |c| {
+        stress::<Fifo>(c, Mode::Centralized, 300);
+        stress::<Fifo>(c, Mode::Distributed, 1000);
     }),
-    ("queue_linearizable_centralized", |c| {
-        histories::<Fifo>(c, Mode::Centralized)
-    }),
-    ("queue_linearizable_distributed", |c| {
-        histories::<Fifo>(c, Mode::Distributed)
-    }),
-    ("set_linearizable_none", |c| set_histories(c, Mode::None)),
-    ("set_linearizable_distributed", |c| {
-        set_histories(c, Mode::Distributed)
-    }),
-    ("stack_stress_none", |c| stress::<Lifo>(c, Mode::None, 100)),
-    ("stack_stress_distributed", |c| {
-        stress::<Lifo>(c, Mode::Distributed, 1000)
-    }),
-    ("queue_stress_centralized", |c| {
-        stress::<Fifo>(c, Mode::Centralized, 300)
-    }),
-    ("queue_stress_distributed", |c| {
-        stress::<Fifo>(c, Mode::Distributed, 1000)
-    }),
-    ("map_stress_none", |c| map_stress(c, Mode::None, 200)),
-    ("map_stress_distributed", |c| {
-        map_stress(c, Mode::Distributed, 1000)
+    ("map_stress", |c| {
+        map_stress(c, Mode::None, 200);
+        map_stress(c, Mode::Distributed, 1000);
     }),
 ];
+
+fn each_mode(test: impl Fn(Mode)) {
+    Mode::ALL.into_iter().for_each(test);
+}
 
 /// A recorded operation: (invoked, answered, task | `KIND_BIT`, value or `NONE`), as it
 /// travels to PE 0.

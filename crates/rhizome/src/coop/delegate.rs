@@ -72,12 +72,11 @@ impl<'c> Coop<'c> {
     /// Runs the handler of `am` on PE `pe` with `req`; the reply wakes the calling task
     /// only. Grappa's `call(pe, f)`: `f` is the handler registered (collectively) with
     /// [`Ctx::register_call`], as closures cannot travel between processes.
-    pub fn call<Q: Message, R: Message>(
-        &self,
-        pe: usize,
-        am: CallAm<Q, R>,
-        req: &Q,
-    ) -> Reply<'c, R> {
+    pub fn call<Q, R>(&self, pe: usize, am: CallAm<Q, R>, req: &Q) -> Reply<'c, R>
+    where
+        Q: Message,
+        R: Message,
+    {
         Reply {
             ctx: self.ctx,
             slot: self.ctx.send_request(pe, am, req),

@@ -163,8 +163,7 @@ fn cas_stress(ctx: &Ctx) {
 }
 
 fn nonblocking_many_in_flight(ctx: &Ctx) {
-    let n = ctx.num_pes();
-    let me = ctx.my_pe();
+    let (n, me) = (ctx.num_pes(), ctx.my_pe());
     let arr = ctx.alloc::<u64>(256);
     let right = (me + 1) % n;
     // Many puts in flight, completed by one quiet.
