@@ -2,7 +2,7 @@
 //! commits them to the structure's master in one message, one commit at a time.
 
 use super::{Mode, Stats};
-use rhizome::coop::{CondVar, Coop, GlobalLock};
+use rhizome::coop::{CondVar, Coop, GlobalLock, yield_now};
 use rhizome::{CallAm, Message};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -204,7 +204,13 @@ impl<'c, C: Combine> Flat<'c, C> {
                 return out;
             }
             if !self.in_flight.get() {
-                self.commit_current().await;
+                // Let the other tasks ready in this round add their operations first:
+                // a task whose own commit just returned would otherwise commit its next
+                // operation alone, and batches would alternate between 1 and all.
+                yield_now().await;
+                if !self.in_flight.get() && round.borrow().slots[index].out.is_none() {
+                    self.commit_current().await;
+                }
                 continue;
             }
             std::future::poll_fn(|cx| {
