@@ -1139,6 +1139,48 @@ fn bench_tasks_kernels_record_their_checked_results() {
 }
 
 #[test]
+fn bench_fc_records_each_mode_beside_none() {
+    let tmp = TempDir::new("fc");
+    let f = tmp.path("fc.json");
+    let a = [
+        "bench", "fc", "--pes", "2", "--ops", "2048", "--tasks", "64",
+    ];
+    rhizome(&[&a[..], &["--repeat", "1", "--json", s(&f)]].concat()).success();
+    let recs = records(&f);
+    // Each a rate and an ops/message record: stack and queue, 2 mixes x 3 modes; set and
+    // map, 2 mixes x 2 key ranges x 2 modes (centralized is none there).
+    assert_eq!(recs.len(), 2 * (2 * 2 * 3 + 2 * 2 * 2 * 2), "{recs:?}");
+    for r in &recs {
+        let name = r["name"].as_str().unwrap();
+        assert_eq!(r["pes"], 2, "{r}");
+        assert_eq!(
+            r["baseline_name"].is_string(),
+            !name.contains(" none"),
+            "{r}"
+        );
+        let v = r["value"].as_f64().unwrap();
+        if name.starts_with("fc stack mixed distributed ops/msg") {
+            // Matched pushes and pops travel in no message: more than one per message.
+            assert!(v > 1.0, "{r}");
+        } else if name.contains(" none ops/msg") {
+            // Lock, operation, unlock on a stack or queue; one message on a set or map.
+            let keyed = name.starts_with("fc set") || name.starts_with("fc map");
+            assert_eq!(v, if keyed { 1.0 } else { 1.0 / 3.0 }, "{r}");
+        }
+    }
+    let bad_args: [&[&str]; 4] = [
+        &["--tasks", "0"],
+        &["--ops", "3"],
+        &["--pes", "0"],
+        &["--key-bits", "40"],
+    ];
+    for bad in bad_args {
+        clean_error(&rhizome(&[&["bench", "fc"][..], bad].concat()), &[bad[0]]);
+    }
+    usage_error(&rhizome(&["bench", "fc", "--modes", "nope"]), &["nope"]);
+}
+
+#[test]
 fn bench_fib_and_comm_write_records() {
     let tmp = TempDir::new("bench");
     let f = tmp.path("fib.json");

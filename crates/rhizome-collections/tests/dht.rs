@@ -2,35 +2,15 @@
 //! 4 PEs, and a property test of one PE against a `HashMap` model.
 
 mod dht_suite;
+#[macro_use]
+mod support;
 
 use proptest::prelude::*;
 use rhizome::World;
 use rhizome_collections::dht::{Access, Config, DistributedHashTable, Index};
 use std::collections::HashMap;
 
-fn suite_on(pes: usize) {
-    for (name, body) in dht_suite::TESTS {
-        World::builder()
-            .pes(pes)
-            .run(body)
-            .unwrap_or_else(|e| panic!("{name} on {pes} PEs: {e}"));
-    }
-}
-
-#[test]
-fn suite_on_1_pe() {
-    suite_on(1);
-}
-
-#[test]
-fn suite_on_2_pes() {
-    suite_on(2);
-}
-
-#[test]
-fn suite_on_4_pes() {
-    suite_on(4);
-}
+local_suite_tests!(dht_suite::TESTS);
 
 /// One operation of the property test.
 #[derive(Clone, Debug)]

@@ -1,6 +1,7 @@
-//! The hash table's SPMD suite (`examples/dht_tests`) on the `mpi` transport, under
-//! `mpirun -np 2` and `-np 4`: one-sided access then really crosses processes. Needs the
-//! cargo feature `mpi`, Open MPI's `mpirun` on the `PATH`, and the example built
+//! The hash table's SPMD suite and the flat-combining suite (`examples/collections_tests`)
+//! on the `mpi` transport, under `mpirun -np 2` and `-np 4`: one-sided access and
+//! delegates then really cross processes. Needs the cargo feature `mpi`, Open MPI's
+//! `mpirun` on the `PATH`, and the example built
 //! (`cargo build --release -p rhizome-collections --features mpi --examples`).
 //!
 //! Each launch has a generous time limit so that a hang fails the test instead of
@@ -8,6 +9,7 @@
 #![cfg(feature = "mpi")]
 
 mod dht_suite;
+mod fc_suite;
 #[path = "../../rhizome/tests/support/launch.rs"]
 mod launch;
 
@@ -15,18 +17,23 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// A named SPMD test body, as the suites list them.
+type Test = (&'static str, fn(&rhizome::Ctx));
+
 /// One launch at a time: the machine may have few cores and the ranks busy-poll.
 static LAUNCH: Mutex<()> = Mutex::new(());
 
-fn suite_on(np: usize) {
+/// Launches the suite `suite` under `mpirun -np np` and expects an `ok` line for every
+/// test of it.
+fn suite_on(suite: &str, tests: &[Test], np: usize) {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
-    // target/<profile>/deps/mpi-<hash> -> target/<profile>/examples/dht_tests
+    // target/<profile>/deps/mpi-<hash> -> target/<profile>/examples/collections_tests
     let exe = std::env::current_exe().expect("test binary path");
     let program = exe
         .parent()
         .and_then(|d| d.parent())
         .expect("target/<profile>")
-        .join("examples/dht_tests");
+        .join("examples/collections_tests");
     assert!(
         program.exists(),
         "{} is missing: build it with `cargo build --examples --features mpi` (same profile)",
@@ -35,15 +42,16 @@ fn suite_on(np: usize) {
     let mut cmd = Command::new("mpirun");
     cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(np.to_string())
-        .arg(&program);
+        .arg(&program)
+        .arg(suite);
     launch::clear_rhizome_env(&mut cmd);
     let o = launch::run(
         cmd,
-        &format!("mpirun -np {np} dht_tests (is Open MPI installed?)"),
+        &format!("mpirun -np {np} collections_tests {suite} (is Open MPI installed?)"),
         Duration::from_secs(240),
     );
     assert_eq!(o.code, Some(0), "{}", o.context());
-    for (name, _) in dht_suite::TESTS {
+    for (name, _) in tests {
         let line = format!("ok   {name} ({np} PEs, mpi)");
         assert!(
             o.stdout.lines().any(|l| l == line),
@@ -54,11 +62,15 @@ fn suite_on(np: usize) {
 }
 
 #[test]
-fn suite_on_2_ranks() {
-    suite_on(2);
+fn dht_suite_on_2_and_4_ranks() {
+    for np in [2, 4] {
+        suite_on("dht", dht_suite::TESTS, np);
+    }
 }
 
 #[test]
-fn suite_on_4_ranks() {
-    suite_on(4);
+fn fc_suite_on_2_and_4_ranks() {
+    for np in [2, 4] {
+        suite_on("fc", fc_suite::TESTS, np);
+    }
 }

@@ -12,6 +12,7 @@
 //! - [`dsm`]: the multithreaded-HLRC paper's applications on the distributed shared
 //!   memory, checked against their sequential runs;
 //! - [`dht`]: throughput and round trips of the distributed hash table's find-or-put;
+//! - [`fc`]: throughput of the flat-combining global stack and queue in each mode;
 //! - [`comm`]: latency and rate of one-sided operations, calls, aggregated messages and
 //!   collectives;
 //! - `raw_mpi` (cargo feature `mpi`): the same communication operations written
@@ -36,6 +37,7 @@ pub mod comm;
 pub mod dense;
 pub mod dht;
 pub mod dsm;
+pub mod fc;
 pub mod fib;
 pub mod nqueens;
 #[cfg(feature = "mpi")]

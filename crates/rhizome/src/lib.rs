@@ -46,6 +46,9 @@
 //! - [`conveyor`]: Bale-style conveyors (typed items pushed to a PE, pulled there, in
 //!   batches with credits); `aggregate`: aggregation contexts ([`Ctx::aggregate`],
 //!   [`AggContext`]), one-sided puts, adds and reads packed per destination on conveyors.
+//! - [`coop`]: cooperative tasks, many per PE, that block on delegate operations (remote
+//!   calls, reads, writes, compare-and-swap), global locks, condition variables and
+//!   completion events while the PE runs others (Grappa's workers).
 //! - [`rng`]: the one pseudo-random generator (victim selection, benchmark inputs).
 mod aggregate;
 mod am;
@@ -53,6 +56,7 @@ mod backoff;
 mod collectives;
 mod context;
 pub mod conveyor;
+pub mod coop;
 mod error;
 pub mod memory;
 pub mod pool;

@@ -10,6 +10,7 @@
 // Only for the names of its tests: the launched `tasks_tests` example runs them.
 #[path = "support/launch.rs"]
 mod launch;
+mod suite;
 mod tasks_suite;
 
 use launch::Outcome;
@@ -78,7 +79,7 @@ fn suite_on_env(np: usize, env: &[(&str, &str)]) {
         .lines()
         .filter(|l| l.starts_with("ok ") && l.contains(&format!("({np} PEs, mpi)")))
         .count();
-    assert_eq!(passed, 23, "stdout:\n{}", o.stdout);
+    assert_eq!(passed, suite::TESTS.len(), "stdout:\n{}", o.stdout);
 }
 
 #[test]

@@ -50,12 +50,16 @@ spmd_tests!(
     conveyor_refuses_when_full,
     aggregate_matches_direct,
     aggregate_scopes_repeated,
+    coop_many_blocked_calls,
+    coop_memory_delegates,
+    coop_lock_excludes,
+    coop_condvar_and_event,
 );
 
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 23);
+    assert_eq!(suite::TESTS.len(), 27);
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod bale;
 mod comm;
 mod dht;
 mod dsm;
+mod fc;
 mod fib;
 pub(crate) mod record;
 mod tasks;
@@ -37,6 +38,9 @@ enum BenchKind {
     /// Distributed shared memory (HLRC): the paper's applications, time and speedup
     /// against their sequential runs (results checked), and the protocol's counters.
     Dsm(dsm::DsmArgs),
+    /// Flat combining: global stack and queue throughput and operations per message,
+    /// without combining, combining at the master and combining on every PE.
+    Fc(fc::FcArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -47,5 +51,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Bale(a) => bale::run(a),
         BenchKind::Dht(a) => dht::run(a),
         BenchKind::Dsm(a) => dsm::run(a),
+        BenchKind::Fc(a) => fc::run(a),
     }
 }

@@ -1,5 +1,5 @@
 //! SPMD test bodies of the distributed hash table, shared by `cargo test` (local
-//! transport, 1, 2 and 4 PEs: `tests/dht.rs`) and by `examples/dht_tests.rs` (any
+//! transport, 1, 2 and 4 PEs: `tests/dht.rs`) and by `examples/collections_tests.rs` (any
 //! transport, e.g. under `mpirun -np 4`: `tests/mpi.rs`).
 //!
 //! Each body runs on every PE and panics on failure, which fails the whole run.

@@ -6,19 +6,29 @@ use super::registry::REPLY_ID;
 use crate::context::Ctx;
 use std::cell::Cell;
 use std::marker::PhantomData;
+use std::task::{Poll, Waker};
 
 /// Reply slots of the calls in flight from one PE.
 #[derive(Default)]
 pub(crate) struct Replies {
     slots: Vec<Option<Vec<u8>>>,
+    /// The task to wake when a slot's reply arrives (calls awaited in [`crate::coop`]).
+    wakers: Vec<Option<Waker>>,
     free: Vec<u32>,
 }
 
 /// The handler of [`REPLY_ID`]: stores a reply's bytes in its slot.
 pub(crate) fn receive_reply(ctx: &Ctx, _src: usize, input: &mut &[u8]) {
-    let slot = u32::decode(input);
+    let slot = u32::decode(input) as usize;
     let bytes = take_prefixed(input).to_vec();
-    ctx.am.replies.borrow_mut().slots[slot as usize] = Some(bytes);
+    let waker = {
+        let mut r = ctx.am.replies.borrow_mut();
+        r.slots[slot] = Some(bytes);
+        r.wakers[slot].take()
+    };
+    if let Some(w) = waker {
+        w.wake();
+    }
 }
 
 impl Ctx {
@@ -30,26 +40,59 @@ impl Ctx {
         am: CallAm<Q, R>,
         req: &Q,
     ) -> CallHandle<'_, R> {
-        let slot = {
-            let mut r = self.am.replies.borrow_mut();
-            match r.free.pop() {
-                Some(s) => s,
-                None => {
-                    r.slots.push(None);
-                    (r.slots.len() - 1) as u32
-                }
-            }
-        };
-        self.send_raw(pe, am.id, |buf| {
-            slot.encode(buf);
-            req.encode(buf);
-        });
+        let slot = self.send_request(pe, am, req);
         CallHandle {
             ctx: self,
             pe,
             slot,
             flushed: Cell::new(false),
             _r: PhantomData,
+        }
+    }
+
+    /// Buffers the request of a call to `pe`; returns the slot its reply will fill.
+    pub(crate) fn send_request<Q: Message, R: Message>(
+        &self,
+        pe: usize,
+        am: CallAm<Q, R>,
+        req: &Q,
+    ) -> u32 {
+        let slot = self.reply_slot();
+        self.send_raw(pe, am.id, |buf| {
+            slot.encode(buf);
+            req.encode(buf);
+        });
+        slot
+    }
+
+    /// A free reply slot, which the reply to one request will fill.
+    pub(crate) fn reply_slot(&self) -> u32 {
+        let mut r = self.am.replies.borrow_mut();
+        match r.free.pop() {
+            Some(s) => s,
+            None => {
+                r.slots.push(None);
+                r.wakers.push(None);
+                (r.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The reply's bytes once slot `slot` holds them (the slot is then free again);
+    /// until then `waker` is woken when the reply arrives.
+    pub(crate) fn poll_reply(&self, slot: u32, waker: &Waker) -> Poll<Vec<u8>> {
+        let mut r = self.am.replies.borrow_mut();
+        let slot = slot as usize;
+        match r.slots[slot].take() {
+            Some(bytes) => {
+                r.wakers[slot] = None;
+                r.free.push(slot as u32);
+                Poll::Ready(bytes)
+            }
+            None => {
+                r.wakers[slot] = Some(waker.clone());
+                Poll::Pending
+            }
         }
     }
 

@@ -5,8 +5,10 @@
 //! PE fails the whole run.
 
 mod conveyor;
+mod coop;
 
 use conveyor::*;
+use coop::*;
 use rhizome::{AtomicOp, Ctx, Memory, ReduceOp, TransportError};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -39,6 +41,10 @@ pub const TESTS: &[Test] = &[
     ("conveyor_refuses_when_full", conveyor_refuses_when_full),
     ("aggregate_matches_direct", aggregate_matches_direct),
     ("aggregate_scopes_repeated", aggregate_scopes_repeated),
+    ("coop_many_blocked_calls", coop_many_blocked_calls),
+    ("coop_memory_delegates", coop_memory_delegates),
+    ("coop_lock_excludes", coop_lock_excludes),
+    ("coop_condvar_and_event", coop_condvar_and_event),
 ];
 
 fn identity(ctx: &Ctx) {
@@ -157,8 +163,7 @@ fn cas_stress(ctx: &Ctx) {
 }
 
 fn nonblocking_many_in_flight(ctx: &Ctx) {
-    let n = ctx.num_pes();
-    let me = ctx.my_pe();
+    let (n, me) = (ctx.num_pes(), ctx.my_pe());
     let arr = ctx.alloc::<u64>(256);
     let right = (me + 1) % n;
     // Many puts in flight, completed by one quiet.

@@ -1,0 +1,284 @@
+//! The framework: a per-PE proxy that combines the operations of the PE's tasks and
+//! commits them to the structure's master in one message, one commit at a time.
+
+use super::{Mode, Stats};
+use rhizome::coop::{CondVar, Coop, GlobalLock, yield_now};
+use rhizome::{CallAm, Message};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+
+/// What a structure gives the framework: its proxy (the operations of one PE waiting to
+/// be committed, `Self`), the batches a commit carries (one per PE it touches: the
+/// master of a stack, the owners of a set's keys) and how their PEs apply them.
+pub trait Combine: Default + 'static {
+    /// An operation a task asks for.
+    type Op;
+    /// Its result.
+    type Out;
+    /// What one commit carries to one PE.
+    type Batch: Message;
+    /// What that PE answers.
+    type Answer: Message;
+    /// The structure's part on one PE (all of it on a stack's master).
+    type Master: Default + 'static;
+    /// Whether the mode without combining takes a global lock at PE 0 around each
+    /// operation (the paper's stack and queue; a set's cells synchronize on their own).
+    const LOCKED: bool;
+
+    /// Takes operation number `index` of this proxy: either satisfies it at once
+    /// (possibly completing a pending partner), or keeps it pending until the commit.
+    fn offer(&mut self, op: Self::Op, index: usize) -> Offer<Self::Out>;
+    /// Operations pending (what the combining buffer holds).
+    fn pending(&self) -> usize;
+    /// The batches of every pending operation, with the PE each goes to, among `pes`
+    /// (the proxy then commits nothing else).
+    fn batch(&mut self, pes: usize) -> Vec<(usize, Self::Batch)>;
+    /// The results of the pending operations, by index, from the answers to the batches
+    /// (in the order of the batches).
+    fn resolve(&mut self, answers: Vec<Self::Answer>) -> Vec<(usize, Self::Out)>;
+    /// Applies a batch on its PE, atomically (it runs in one message handler).
+    fn apply(master: &mut Self::Master, batch: Self::Batch) -> Self::Answer;
+}
+
+/// The outcome of [`Combine::offer`].
+pub enum Offer<Out> {
+    /// Satisfied on this PE: the caller's result, and the pending operation it was
+    /// matched with (its index and result), if any.
+    Done {
+        /// The caller's result.
+        mine: Out,
+        /// The partner completed with it.
+        partner: Option<(usize, Out)>,
+    },
+    /// Waits for the next commit.
+    Pending,
+}
+
+/// One operation's place in a proxy: its result once known, and its task.
+struct Slot<Out> {
+    out: Option<Out>,
+    waker: Option<Waker>,
+    /// Woken to become the combiner rather than with a result.
+    nudged: bool,
+}
+
+/// A proxy and the slots of the operations it took.
+struct Round<C: Combine> {
+    proxy: C,
+    slots: Vec<Slot<C::Out>>,
+}
+
+impl<C: Combine> Default for Round<C> {
+    fn default() -> Self {
+        Round {
+            proxy: C::default(),
+            slots: Vec::new(),
+        }
+    }
+}
+
+impl<C: Combine> Round<C> {
+    fn fill(&mut self, index: usize, out: C::Out) {
+        let slot = &mut self.slots[index];
+        slot.out = Some(out);
+        if let Some(w) = slot.waker.take() {
+            w.wake();
+        }
+    }
+}
+
+/// A flat-combining structure on one PE: the current proxy, the commit in flight, the
+/// counters. Made collectively (it registers the master's commit handler).
+pub struct Flat<'c, C: Combine> {
+    coop: Coop<'c>,
+    mode: Mode,
+    capacity: usize,
+    commit: CallAm<C::Batch, C::Answer>,
+    lock: GlobalLock,
+    current: RefCell<Rc<RefCell<Round<C>>>>,
+    in_flight: Cell<bool>,
+    /// Operations waiting for room in a full proxy.
+    space: CondVar,
+    ops: Cell<u64>,
+    messages: Cell<u64>,
+}
+
+impl<'c, C: Combine> Flat<'c, C> {
+    /// Collective: a structure combining in `mode`, at most `capacity` operations
+    /// pending per proxy.
+    pub fn new(coop: &Coop<'c>, mode: Mode, capacity: usize) -> Self {
+        assert!(
+            capacity > 0,
+            "a combining buffer holds at least one operation"
+        );
+        let state: Rc<RefCell<C::Master>> = Rc::default();
+        let commit = coop
+            .ctx()
+            .register_call(move |_, batch| C::apply(&mut state.borrow_mut(), batch));
+        Flat {
+            lock: coop.lock_on(0),
+            coop: coop.clone(),
+            mode,
+            capacity,
+            commit,
+            current: RefCell::default(),
+            in_flight: Cell::new(false),
+            space: CondVar::new(),
+            ops: Cell::new(0),
+            messages: Cell::new(0),
+        }
+    }
+
+    /// This PE's counters so far.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            ops: self.ops.get(),
+            messages: self.messages.get(),
+        }
+    }
+
+    /// The combining mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Runs `op` and returns its result: linearizable with every other operation on the
+    /// structure, from any PE.
+    pub async fn apply(&self, op: C::Op) -> C::Out {
+        self.ops.set(self.ops.get() + 1);
+        match self.mode {
+            Mode::Distributed => self.combined(op).await,
+            Mode::Centralized => self.alone(op).await,
+            Mode::None if !C::LOCKED => self.alone(op).await,
+            Mode::None => {
+                let _held = self.coop.acquire(self.lock).await;
+                // The acquire and the release messages.
+                self.messages.set(self.messages.get() + 2);
+                self.alone(op).await
+            }
+        }
+    }
+
+    /// One operation in a commit of its own.
+    async fn alone(&self, op: C::Op) -> C::Out {
+        let round = RefCell::new(Round::<C>::default());
+        let offer = {
+            let mut r = round.borrow_mut();
+            r.slots.push(empty_slot());
+            r.proxy.offer(op, 0)
+        };
+        if let Offer::Done { mine, .. } = offer {
+            return mine;
+        }
+        self.send(&round).await;
+        let out = round.borrow_mut().slots[0].out.take();
+        out.expect("the commit answers its operation")
+    }
+
+    async fn combined(&self, op: C::Op) -> C::Out {
+        // A full proxy takes nothing more until it is committed and a fresh one is in.
+        let round = loop {
+            let round = self.current.borrow().clone();
+            if round.borrow().proxy.pending() < self.capacity {
+                break round;
+            }
+            self.space.wait().await;
+        };
+        let index = {
+            let mut r = round.borrow_mut();
+            let index = r.slots.len();
+            r.slots.push(empty_slot());
+            match r.proxy.offer(op, index) {
+                Offer::Done { mine, partner } => {
+                    if let Some((i, out)) = partner {
+                        r.fill(i, out);
+                    }
+                    return mine;
+                }
+                Offer::Pending => index,
+            }
+        };
+        loop {
+            if let Some(out) = round.borrow_mut().slots[index].out.take() {
+                return out;
+            }
+            if !self.in_flight.get() {
+                // Let the other tasks ready in this round add their operations first:
+                // a task whose own commit just returned would otherwise commit its next
+                // operation alone, and batches would alternate between 1 and all.
+                yield_now().await;
+                if !self.in_flight.get() && round.borrow().slots[index].out.is_none() {
+                    self.commit_current().await;
+                }
+                continue;
+            }
+            std::future::poll_fn(|cx| {
+                let mut r = round.borrow_mut();
+                let slot = &mut r.slots[index];
+                if slot.out.is_some() || std::mem::take(&mut slot.nudged) {
+                    Poll::Ready(())
+                } else {
+                    slot.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            })
+            .await;
+        }
+    }
+
+    /// Swaps a fresh proxy in and commits the old one; then hands the next commit to an
+    /// operation waiting in the new proxy.
+    async fn commit_current(&self) {
+        self.in_flight.set(true);
+        let round = std::mem::take(&mut *self.current.borrow_mut());
+        self.space.broadcast();
+        self.send(&round).await;
+        self.in_flight.set(false);
+        let next = self.current.borrow().clone();
+        let mut next = next.borrow_mut();
+        if let Some(slot) = next
+            .slots
+            .iter_mut()
+            .find(|s| s.out.is_none() && s.waker.is_some())
+        {
+            slot.nudged = true;
+            slot.waker.take().expect("found with a waker").wake();
+        }
+    }
+
+    /// Commits a round's pending operations, one batch per PE concerned, all in flight
+    /// together, and fills their slots. The round is not borrowed across the wait: its
+    /// other operations' tasks may be polled.
+    async fn send(&self, round: &RefCell<Round<C>>) {
+        let batches = {
+            let mut r = round.borrow_mut();
+            if r.proxy.pending() == 0 {
+                return;
+            }
+            r.proxy.batch(self.coop.ctx().num_pes())
+        };
+        let n = batches.len() as u64;
+        self.messages.set(self.messages.get() + n);
+        let replies: Vec<_> = batches
+            .iter()
+            .map(|(pe, batch)| self.coop.call(*pe, self.commit, batch))
+            .collect();
+        let mut answers = Vec::with_capacity(replies.len());
+        for reply in replies {
+            answers.push(reply.await);
+        }
+        let mut r = round.borrow_mut();
+        for (index, out) in r.proxy.resolve(answers) {
+            r.fill(index, out);
+        }
+    }
+}
+
+fn empty_slot<Out>() -> Slot<Out> {
+    Slot {
+        out: None,
+        waker: None,
+        nudged: false,
+    }
+}
