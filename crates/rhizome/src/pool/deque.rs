@@ -229,10 +229,49 @@ impl Owner {
     /// Pushes a task and returns its slot; `None` when the deque is full.
     #[inline]
     pub(super) fn push(&self, job: JobRef) -> Option<Pushed> {
+        self.push_private(job).or_else(|| self.push_sharing(job))
+    }
+
+    /// Pushes a task when that shares nothing: `None`, without pushing, when the deque is
+    /// full or the owner has to share ([`push`](Owner::push) does both).
+    ///
+    /// The fast path of a fork: it calls nothing, so a caller that falls back to `push` out
+    /// of line keeps no register live across a call here (each one it keeps is saved and
+    /// restored on every fork).
+    #[inline]
+    pub(super) fn push_private(&self, job: JobRef) -> Option<Pushed> {
+        let h = self.head.get();
+        // One test for both reasons to share: the owner raises `movesplit` itself when
+        // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
+        if h == self.end || self.deque().movesplit.load(Ordering::Relaxed) {
+            return None;
+        }
+        // SAFETY: `h` is in `slots..end`.
+        Some(unsafe { self.write_head(h, job) })
+    }
+
+    /// `push` when `push_private` could not: shares tasks after the push.
+    #[cold]
+    #[inline(never)]
+    fn push_sharing(&self, job: JobRef) -> Option<Pushed> {
         let h = self.head.get();
         if h == self.end {
             return None;
         }
+        // SAFETY: `h` is in `slots..end`.
+        let pushed = unsafe { self.write_head(h, job) };
+        if self.deque().movesplit.load(Ordering::Relaxed) {
+            self.share(h);
+        }
+        Some(pushed)
+    }
+
+    /// Writes `job` to slot `h`, the head, and moves the head past it.
+    ///
+    /// # Safety
+    /// `h` is the head and lies in `slots..end`.
+    #[inline(always)]
+    unsafe fn write_head(&self, h: *const Slot, job: JobRef) -> Pushed {
         // SAFETY: `h` is in `slots..end`, inside the deque, which `new`'s contract keeps
         // alive and in place.
         let slot = unsafe { &*h };
@@ -244,12 +283,7 @@ impl Owner {
         // the owner resets a stolen slot when it releases it (`end_wait`).
         // SAFETY: `h < end`, so `h + 1` is at most `end`.
         self.head.set(unsafe { h.add(1) });
-        // One test for both reasons to share: the owner raises `movesplit` itself when
-        // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
-        if self.deque().movesplit.load(Ordering::Relaxed) {
-            self.share(h);
-        }
-        Some(Pushed(h))
+        Pushed(h)
     }
 
     /// Nothing is shared any more: the next push shares at once.
@@ -259,8 +293,6 @@ impl Owner {
     }
 
     /// Shares tasks after the push of slot `h` found `movesplit` raised.
-    #[cold]
-    #[inline(never)]
     fn share(&self, h: *const Slot) {
         let h = self.index(h);
         let d = self.deque();
@@ -291,6 +323,12 @@ impl Owner {
             self.split.set(self.slot_at(new_split));
             d.movesplit.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// The slot of the most recent task still pushed.
+    pub(super) fn last_pushed(&self) -> Pushed {
+        debug_assert!(self.head.get() > self.slots);
+        Pushed(self.head.get().wrapping_sub(1))
     }
 
     /// Takes back the most recent task, in slot `pushed`: true if it was not stolen (it
