@@ -3,8 +3,8 @@
 //! Tasks below the *split* are shared: thieves take the oldest one with a single
 //! compare-and-swap on the packed `(tail, split)` word. Tasks at or above the split are
 //! private: the owner pushes and pops them with plain stores and no fence. A thief that
-//! finds nothing to take raises `movesplit`; the owner then shares half of its private
-//! tasks at its next push. When the owner pops a shared task it pulls the split back
+//! finds nothing to take raises `movesplit` (here: clears the owner's push limit); the
+//! owner then shares half of its private tasks at its next push. When the owner pops a shared task it pulls the split back
 //! with a CAS that races fairly with thieves; if a thief won, the task is stolen and the
 //! owner helps (steals back) until the thief's completion flag is up.
 //!
@@ -19,7 +19,7 @@ use super::job::JobRef;
 #[cfg(loom)]
 use ::loom::{
     cell::UnsafeCell,
-    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize},
+    sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize},
 };
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
@@ -28,7 +28,7 @@ use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
 use std::{
     cell::UnsafeCell,
-    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize},
+    sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize},
 };
 
 /// `Slot::state`: not stolen.
@@ -84,7 +84,11 @@ impl JobCell {
 pub(super) struct Deque {
     /// `tail` in the low 32 bits, `split` in the high 32 bits.
     ts: CachePadded<AtomicU64>,
-    movesplit: CachePadded<AtomicBool>,
+    /// How far the owner may push before it has to do more than push: one past the last
+    /// slot, or null when it has to share (Lace's `movesplit`, raised by a thief that found
+    /// nothing, or by the owner itself when everything it shared was stolen). One pointer
+    /// for both, so a push compares its head with one word instead of testing two.
+    push_limit: CachePadded<AtomicPtr<Slot>>,
     slots: Box<[Slot]>,
 }
 
@@ -108,15 +112,16 @@ fn unpack(ts: u64) -> (usize, usize) {
 
 impl Deque {
     pub(super) fn new(capacity: usize) -> Deque {
+        let slots: Box<[Slot]> = (0..capacity)
+            .map(|_| Slot {
+                job: JobCell(UnsafeCell::new(MaybeUninit::uninit())),
+                state: AtomicUsize::new(FREE),
+            })
+            .collect();
         Deque {
             ts: CachePadded::new(AtomicU64::new(0)),
-            movesplit: CachePadded::new(AtomicBool::new(false)),
-            slots: (0..capacity)
-                .map(|_| Slot {
-                    job: JobCell(UnsafeCell::new(MaybeUninit::uninit())),
-                    state: AtomicUsize::new(FREE),
-                })
-                .collect(),
+            push_limit: CachePadded::new(AtomicPtr::new(slots.as_ptr_range().end.cast_mut())),
+            slots,
         }
     }
 
@@ -127,8 +132,9 @@ impl Deque {
         let ts = self.ts.load(Ordering::Acquire);
         let (tail, split) = unpack(ts);
         if tail >= split {
-            if !self.movesplit.load(Ordering::Relaxed) {
-                self.movesplit.store(true, Ordering::Relaxed);
+            if !self.push_limit.load(Ordering::Relaxed).is_null() {
+                self.push_limit
+                    .store(std::ptr::null_mut(), Ordering::Relaxed);
             }
             return None;
         }
@@ -175,8 +181,8 @@ pub(super) struct Owner {
     end: *const Slot,
     head: Cell<*const Slot>,
     split: Cell<*const Slot>,
-    /// Nothing below `head` is shared any more; whenever it is set, so is the deque's
-    /// `movesplit`, the one flag `push` tests.
+    /// Nothing below `head` is shared any more; whenever it is set, the deque's
+    /// `push_limit` is null, so `push` tests one word for both reasons to share.
     allstolen: Cell<bool>,
 }
 
@@ -241,9 +247,9 @@ impl Owner {
     #[inline]
     pub(super) fn push_private(&self, job: JobRef) -> Option<Pushed> {
         let h = self.head.get();
-        // One test for both reasons to share: the owner raises `movesplit` itself when
-        // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
-        if h == self.end || self.deque().movesplit.load(Ordering::Relaxed) {
+        // One comparison for the three reasons not to: the deque is full (the limit is
+        // `end`), a thief asked for work, or everything shared was stolen (it is null).
+        if h >= self.deque().push_limit.load(Ordering::Relaxed).cast_const() {
             return None;
         }
         // SAFETY: `h` is in `slots..end`.
@@ -260,7 +266,7 @@ impl Owner {
         }
         // SAFETY: `h` is in `slots..end`.
         let pushed = unsafe { self.write_head(h, job) };
-        if self.deque().movesplit.load(Ordering::Relaxed) {
+        if self.deque().push_limit.load(Ordering::Relaxed).is_null() {
             self.share(h);
         }
         Some(pushed)
@@ -289,10 +295,13 @@ impl Owner {
     /// Nothing is shared any more: the next push shares at once.
     fn set_allstolen(&self) {
         self.allstolen.set(true);
-        self.deque().movesplit.store(true, Ordering::Relaxed);
+        self.deque()
+            .push_limit
+            .store(std::ptr::null_mut(), Ordering::Relaxed);
     }
 
-    /// Shares tasks after the push of slot `h` found `movesplit` raised.
+    /// Shares tasks after the push of slot `h` found `push_limit` null, and lifts the
+    /// limit again.
     fn share(&self, h: *const Slot) {
         let h = self.index(h);
         let d = self.deque();
@@ -301,7 +310,7 @@ impl Owner {
             // piece of work this worker will fork for a while).
             self.allstolen.set(false);
             self.split.set(self.slot_at(h + 1));
-            d.movesplit.store(false, Ordering::Relaxed);
+            d.push_limit.store(self.end.cast_mut(), Ordering::Relaxed);
             d.ts.store(pack(h, h + 1), Ordering::Release);
         } else {
             // A thief asked for work: share the older half of the private tasks.
@@ -321,7 +330,7 @@ impl Owner {
                 }
             }
             self.split.set(self.slot_at(new_split));
-            d.movesplit.store(false, Ordering::Relaxed);
+            d.push_limit.store(self.end.cast_mut(), Ordering::Relaxed);
         }
     }
 
