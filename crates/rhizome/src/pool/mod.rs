@@ -270,15 +270,14 @@ impl Worker {
 
     /// `join` when the fork has to share tasks or the deque is full. Out of line, and a
     /// tail call of `join`, so that `join` keeps no register live across it: every
-    /// register `join` keeps is saved and restored on every call.
+    /// register `join` keeps is saved and restored on every call. Only `join` calls it,
+    /// which requires the closures and results to be `Send`.
     #[cold]
     #[inline(never)]
     fn join_cold<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
-        A: FnOnce(&Worker) -> RA + Send,
-        B: FnOnce(&Worker) -> RB + Send,
-        RA: Send,
-        RB: Send,
+        A: FnOnce(&Worker) -> RA,
+        B: FnOnce(&Worker) -> RB,
     {
         let job_b = StackJob::new(b);
         let Some(slot) = self.owner.push(job_b.as_job_ref()) else {
