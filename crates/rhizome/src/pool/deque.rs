@@ -3,8 +3,8 @@
 //! Tasks below the *split* are shared: thieves take the oldest one with a single
 //! compare-and-swap on the packed `(tail, split)` word. Tasks at or above the split are
 //! private: the owner pushes and pops them with plain stores and no fence. A thief that
-//! finds nothing to take raises `movesplit` (here: clears the owner's push limit); the
-//! owner then shares half of its private tasks at its next push. When the owner pops a shared task it pulls the split back
+//! finds nothing to take raises `movesplit`; the owner then shares half of its private
+//! tasks at its next push. When the owner pops a shared task it pulls the split back
 //! with a CAS that races fairly with thieves; if a thief won, the task is stolen and the
 //! owner helps (steals back) until the thief's completion flag is up.
 //!
@@ -19,7 +19,7 @@ use super::job::JobRef;
 #[cfg(loom)]
 use ::loom::{
     cell::UnsafeCell,
-    sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize},
+    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize},
 };
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
@@ -28,7 +28,7 @@ use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
 use std::{
     cell::UnsafeCell,
-    sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize},
+    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize},
 };
 
 /// `Slot::state`: not stolen.
@@ -84,11 +84,7 @@ impl JobCell {
 pub(super) struct Deque {
     /// `tail` in the low 32 bits, `split` in the high 32 bits.
     ts: CachePadded<AtomicU64>,
-    /// How far the owner may push before it has to do more than push: one past the last
-    /// slot, or null when it has to share (Lace's `movesplit`, raised by a thief that found
-    /// nothing, or by the owner itself when everything it shared was stolen). One pointer
-    /// for both, so a push compares its head with one word instead of testing two.
-    push_limit: CachePadded<AtomicPtr<Slot>>,
+    movesplit: CachePadded<AtomicBool>,
     slots: Box<[Slot]>,
 }
 
@@ -112,16 +108,15 @@ fn unpack(ts: u64) -> (usize, usize) {
 
 impl Deque {
     pub(super) fn new(capacity: usize) -> Deque {
-        let slots: Box<[Slot]> = (0..capacity)
-            .map(|_| Slot {
-                job: JobCell(UnsafeCell::new(MaybeUninit::uninit())),
-                state: AtomicUsize::new(FREE),
-            })
-            .collect();
         Deque {
             ts: CachePadded::new(AtomicU64::new(0)),
-            push_limit: CachePadded::new(AtomicPtr::new(slots.as_ptr_range().end.cast_mut())),
-            slots,
+            movesplit: CachePadded::new(AtomicBool::new(false)),
+            slots: (0..capacity)
+                .map(|_| Slot {
+                    job: JobCell(UnsafeCell::new(MaybeUninit::uninit())),
+                    state: AtomicUsize::new(FREE),
+                })
+                .collect(),
         }
     }
 
@@ -132,9 +127,8 @@ impl Deque {
         let ts = self.ts.load(Ordering::Acquire);
         let (tail, split) = unpack(ts);
         if tail >= split {
-            if !self.push_limit.load(Ordering::Relaxed).is_null() {
-                self.push_limit
-                    .store(std::ptr::null_mut(), Ordering::Relaxed);
+            if !self.movesplit.load(Ordering::Relaxed) {
+                self.movesplit.store(true, Ordering::Relaxed);
             }
             return None;
         }
@@ -181,8 +175,8 @@ pub(super) struct Owner {
     end: *const Slot,
     head: Cell<*const Slot>,
     split: Cell<*const Slot>,
-    /// Nothing below `head` is shared any more; whenever it is set, the deque's
-    /// `push_limit` is null, so `push` tests one word for both reasons to share.
+    /// Nothing below `head` is shared any more; whenever it is set, so is the deque's
+    /// `movesplit`, the one flag `push` tests.
     allstolen: Cell<bool>,
 }
 
@@ -235,49 +229,10 @@ impl Owner {
     /// Pushes a task and returns its slot; `None` when the deque is full.
     #[inline]
     pub(super) fn push(&self, job: JobRef) -> Option<Pushed> {
-        self.push_private(job).or_else(|| self.push_sharing(job))
-    }
-
-    /// Pushes a task when that shares nothing: `None`, without pushing, when the deque is
-    /// full or the owner has to share ([`push`](Owner::push) does both).
-    ///
-    /// The fast path of a fork: it calls nothing, so a caller that falls back to `push` out
-    /// of line keeps no register live across a call here (each one it keeps is saved and
-    /// restored on every fork).
-    #[inline]
-    pub(super) fn push_private(&self, job: JobRef) -> Option<Pushed> {
-        let h = self.head.get();
-        // One comparison for the three reasons not to: the deque is full (the limit is
-        // `end`), a thief asked for work, or everything shared was stolen (it is null).
-        if h >= self.deque().push_limit.load(Ordering::Relaxed).cast_const() {
-            return None;
-        }
-        // SAFETY: `h` is in `slots..end`.
-        Some(unsafe { self.write_head(h, job) })
-    }
-
-    /// `push` when `push_private` could not: shares tasks after the push.
-    #[cold]
-    #[inline(never)]
-    fn push_sharing(&self, job: JobRef) -> Option<Pushed> {
         let h = self.head.get();
         if h == self.end {
             return None;
         }
-        // SAFETY: `h` is in `slots..end`.
-        let pushed = unsafe { self.write_head(h, job) };
-        if self.deque().push_limit.load(Ordering::Relaxed).is_null() {
-            self.share(h);
-        }
-        Some(pushed)
-    }
-
-    /// Writes `job` to slot `h`, the head, and moves the head past it.
-    ///
-    /// # Safety
-    /// `h` is the head and lies in `slots..end`.
-    #[inline(always)]
-    unsafe fn write_head(&self, h: *const Slot, job: JobRef) -> Pushed {
         // SAFETY: `h` is in `slots..end`, inside the deque, which `new`'s contract keeps
         // alive and in place.
         let slot = unsafe { &*h };
@@ -289,19 +244,23 @@ impl Owner {
         // the owner resets a stolen slot when it releases it (`end_wait`).
         // SAFETY: `h < end`, so `h + 1` is at most `end`.
         self.head.set(unsafe { h.add(1) });
-        Pushed(h)
+        // One test for both reasons to share: the owner raises `movesplit` itself when
+        // it sets `allstolen` (see `set_allstolen`), so the common case reads one flag.
+        if self.deque().movesplit.load(Ordering::Relaxed) {
+            self.share(h);
+        }
+        Some(Pushed(h))
     }
 
     /// Nothing is shared any more: the next push shares at once.
     fn set_allstolen(&self) {
         self.allstolen.set(true);
-        self.deque()
-            .push_limit
-            .store(std::ptr::null_mut(), Ordering::Relaxed);
+        self.deque().movesplit.store(true, Ordering::Relaxed);
     }
 
-    /// Shares tasks after the push of slot `h` found `push_limit` null, and lifts the
-    /// limit again.
+    /// Shares tasks after the push of slot `h` found `movesplit` raised.
+    #[cold]
+    #[inline(never)]
     fn share(&self, h: *const Slot) {
         let h = self.index(h);
         let d = self.deque();
@@ -310,7 +269,7 @@ impl Owner {
             // piece of work this worker will fork for a while).
             self.allstolen.set(false);
             self.split.set(self.slot_at(h + 1));
-            d.push_limit.store(self.end.cast_mut(), Ordering::Relaxed);
+            d.movesplit.store(false, Ordering::Relaxed);
             d.ts.store(pack(h, h + 1), Ordering::Release);
         } else {
             // A thief asked for work: share the older half of the private tasks.
@@ -330,14 +289,8 @@ impl Owner {
                 }
             }
             self.split.set(self.slot_at(new_split));
-            d.push_limit.store(self.end.cast_mut(), Ordering::Relaxed);
+            d.movesplit.store(false, Ordering::Relaxed);
         }
-    }
-
-    /// The slot of the most recent task still pushed.
-    pub(super) fn last_pushed(&self) -> Pushed {
-        debug_assert!(self.head.get() > self.slots);
-        Pushed(self.head.get().wrapping_sub(1))
     }
 
     /// Takes back the most recent task, in slot `pushed`: true if it was not stolen (it

@@ -173,14 +173,11 @@ impl Pool {
 
 /// Unwinding out of `join`'s first closure: takes the forked task back, or waits until
 /// its thief has finished with it, so that nothing refers to the unwinding frame.
-///
-/// It does not hold the task's slot: the slot is the last one pushed again by then (every
-/// join inside the closure has taken its own task back, also by unwinding), and a slot
-/// held here would keep one more register live in `join`'s landing pad, which makes every
-/// join save and restore one more callee-saved register.
 struct ReclaimOnUnwind<'a, F: FnOnce(&Worker) -> R, R> {
     worker: &'a Worker,
     job: &'a StackJob<F, R>,
+    /// The slot the job was pushed to.
+    slot: Pushed,
 }
 
 impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
@@ -188,16 +185,20 @@ impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
     // a guard that `drop` takes by reference would be stored to the frame on every join.
     #[inline]
     fn drop(&mut self) {
-        reclaim_on_unwind(self.worker, self.job);
+        reclaim_on_unwind(self.worker, self.job, self.slot);
     }
 }
 
 #[cold]
 #[inline(never)]
-fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(worker: &Worker, job: &StackJob<F, R>) {
+fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
+    worker: &Worker,
+    job: &StackJob<F, R>,
+    slot: Pushed,
+) {
     // A task that was not stolen is dropped unrun; a stolen one's result (or panic) is
     // dropped here: the first panic is the one that propagates.
-    if worker.owner.pop_or_reclaim(worker.owner.last_pushed()) {
+    if worker.owner.pop_or_reclaim(slot) {
         // SAFETY: popped back, so no thief has it; its closure is used nowhere else.
         unsafe { job.drop_fn() };
     } else {
@@ -261,48 +262,17 @@ impl Worker {
         RB: Send,
     {
         let job_b = StackJob::new(b);
-        let Some(slot) = self.owner.push_private(job_b.as_job_ref()) else {
-            // SAFETY: the job was not pushed, so this is the only use of its closure.
-            return self.join_cold(a, unsafe { job_b.take_fn() });
-        };
-        self.join_pushed(a, &job_b, slot)
-    }
-
-    /// `join` when the fork has to share tasks or the deque is full. Out of line, and a
-    /// tail call of `join`, so that `join` keeps no register live across it: every
-    /// register `join` keeps is saved and restored on every call. Only `join` calls it,
-    /// which requires the closures and results to be `Send`.
-    #[cold]
-    #[inline(never)]
-    fn join_cold<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&Worker) -> RA,
-        B: FnOnce(&Worker) -> RB,
-    {
-        let job_b = StackJob::new(b);
         let Some(slot) = self.owner.push(job_b.as_job_ref()) else {
-            // The deque is full: there is no more parallelism at this depth.
-            let ra = a(self);
             // SAFETY: the job was never pushed, so this is the only use of its closure.
-            return (ra, unsafe { job_b.take_fn() }(self));
+            return self.join_unforked(a, unsafe { job_b.take_fn() });
         };
-        self.join_pushed(a, &job_b, slot)
-    }
-
-    /// The rest of a join once `job_b` is pushed to `slot`: runs `a`, then takes `job_b`
-    /// back and runs it, or waits for its thief.
-    #[inline(always)]
-    fn join_pushed<A, B, RA, RB>(&self, a: A, job_b: &StackJob<B, RB>, slot: Pushed) -> (RA, RB)
-    where
-        A: FnOnce(&Worker) -> RA,
-        B: FnOnce(&Worker) -> RB,
-    {
-        // If `a` panics, `job_b` (on the caller's frame) must be reclaimed or waited for
+        // If `a` panics, `job_b` (on this stack frame) must be reclaimed or waited for
         // before the frame unwinds; the guard does that without a `catch_unwind` on the
         // hot path.
         let guard = ReclaimOnUnwind {
             worker: self,
-            job: job_b,
+            job: &job_b,
+            slot,
         };
         let ra = a(self);
         std::mem::forget(guard);
@@ -317,6 +287,20 @@ impl Worker {
                 Err(p) => resume_unwind(p),
             }
         }
+    }
+
+    /// Runs both halves of a join in turn: the deque is full, so there is no more
+    /// parallelism at this depth. Out of line so that `join` does not keep registers for
+    /// it (every register `join` keeps is saved and restored on every call).
+    #[cold]
+    #[inline(never)]
+    fn join_unforked<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Worker) -> RA,
+        B: FnOnce(&Worker) -> RB,
+    {
+        let ra = a(self);
+        (ra, b(self))
     }
 
     /// Waits for the thief of the most recent task, stealing meanwhile.
