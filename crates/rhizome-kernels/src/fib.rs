@@ -53,21 +53,24 @@ pub struct Fib {
     pub cutoff: u64,
 }
 
+impl Fib {
+    /// The job for `fib(self.n - k)`, with the same cutoff.
+    fn smaller(&self, k: u64) -> Fib {
+        Fib {
+            n: self.n - k,
+            cutoff: self.cutoff,
+        }
+    }
+}
+
 impl Job for Fib {
     type Output = u64;
     fn run(self, t: &TaskCtx) -> u64 {
         if self.n < self.cutoff.max(2) {
             return fib_seq(self.n);
         }
-        let a = t.spawn(Fib {
-            n: self.n - 1,
-            cutoff: self.cutoff,
-        });
-        let b = Fib {
-            n: self.n - 2,
-            cutoff: self.cutoff,
-        }
-        .run(t);
+        let a = t.spawn(self.smaller(1));
+        let b = self.smaller(2).run(t);
         a.get() + b
     }
 }
