@@ -96,6 +96,11 @@ pub(crate) fn set_helper(helper: Option<fn() -> bool>) -> Option<fn() -> bool> {
     HELPER.with(|h| h.replace(helper))
 }
 
+/// Whether this thread works for a layer with a helper.
+pub(super) fn has_helper() -> bool {
+    HELPER.with(|h| h.get()).is_some()
+}
+
 /// Takes one step of this thread's helper; false if it has none or it found nothing.
 pub(super) fn help() -> bool {
     HELPER.with(|h| h.get()).is_some_and(|step| step())

@@ -303,18 +303,23 @@ impl Worker {
         (ra, b(self))
     }
 
-    /// Waits for the thief of the most recent task, stealing meanwhile.
+    /// Waits for the thief of the most recent task, stealing meanwhile: back from the thief
+    /// (leapfrogging: its deque holds only descendants of our task), then, in a plain run,
+    /// from anyone. Under a layer with a helper (a run of [`crate::tasks`]), it takes no
+    /// other PE-mate's half: a half may wait for a future whose job is suspended below this
+    /// frame (see `Halves` in `tasks/worker.rs`); the helper runs jobs instead.
     #[cold]
     fn wait_for_thief(&self) {
         let h = self.owner.begin_wait();
         let mut backoff = idle_backoff();
+        let any_half = !idle::has_helper();
         loop {
             let state = self.owner.thief_state(h);
             if state == COMPLETED {
                 break;
             }
             let stolen_back = state >= THIEF_BASE && self.steal_from(state - THIEF_BASE);
-            if stolen_back || self.steal_random() || idle::help() {
+            if stolen_back || (any_half && self.steal_random()) || idle::help() {
                 backoff.reset();
             } else {
                 backoff.snooze();

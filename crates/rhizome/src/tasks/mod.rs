@@ -56,8 +56,8 @@
 //! Every worker has a deque of jobs: it pushes and pops its own jobs at one end (newest
 //! first); an idle worker takes, in order, its own newest job, the oldest job of the worker
 //! that runs the job it waits for (leapfrogging), a job from the PE's inbox (jobs received
-//! from other PEs), the oldest job of a random PE-mate, and a forked `join` half of a
-//! PE-mate. Only when the whole PE is out of work does it steal from another PE: its main
+//! from other PEs), the oldest job of a random PE-mate, and, if it waits for nothing, a
+//! forked `join` half of a PE-mate. Only when the whole PE is out of work does it steal from another PE: its main
 //! thread sends a steal request, and the victim's main thread answers at its next poll
 //! point with one job (steal-one) or half of its stealable jobs (steal-many), encoded, or
 //! with nothing. No lock and no remote memory access is involved: the deques are private
@@ -81,6 +81,12 @@
 //! job `B`, `B` spawned children and waits for them, and a worker blocked in `B` picks up
 //! `A`). The body of [`Tasks::run`] may wait for anything. To pass a non-leaf future into
 //! other jobs, wait for it in a common ancestor first, or pass the value instead.
+//!
+//! The halves of a [`TaskCtx::join`] belong to their job: a half may wait for a job that
+//! its job spawned before the `join`. Such a half is not safe on just any stack (the
+//! awaited job may be suspended below it), so a worker that waits takes no PE-mate's half
+//! except, inside `join`, from the thief of its own half (leapfrogging); idle workers take
+//! the rest (`tests/task_nesting.rs` has the shapes that deadlock otherwise).
 //!
 //! Messages are handled by the PE's main thread (the one holding the [`Ctx`]) whenever it
 //! is between jobs, when it spawns, and when it waits; a job that computes for long

@@ -57,9 +57,30 @@ pub(super) fn current_worker<'a>() -> Option<&'a TaskCtx> {
     unsafe { p.as_ref() }
 }
 
-/// One scheduling step of this thread's worker (the pool's helper while it works here).
+/// One scheduling step of this thread's worker (the pool's helper while it works here): a
+/// `join` waiting for its thief, so the worker is [`Waiting`](Halves::Waiting).
 fn help_step() -> bool {
-    current_worker().is_some_and(|t| t.step(NO_THIEF, false))
+    current_worker().is_some_and(|t| t.step(NO_THIEF, false, Halves::Waiting))
+}
+
+/// Whether a scheduling step may take a forked `join` half of a PE-mate.
+///
+/// A worker that waits (in [`Future::get`], [`TaskCtx::block_on`], or a `join` waiting for
+/// its thief) runs what it takes on its own stack, above the frame that waits; that frame
+/// resumes only once everything above it has returned. A *job* is safe to run there: it
+/// waits only for jobs of its own subtree, for leaves and for ready futures (the contract
+/// in the module docs), none of which can be suspended below it. A `join` half is not: it
+/// may wait for a job its parent spawned before the `join`, and that job (or one of its
+/// descendants) may be exactly the frame suspended below (tests/task_nesting.rs). So a
+/// waiting worker takes halves only by leapfrogging inside `Worker::join` (from the thief
+/// of its own half, whose deque holds only that half's descendants), and a PE-mate's
+/// halves are otherwise taken only by idle workers, whose stacks hold no frame to wait for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Halves {
+    /// The worker has no suspended frame: it may take any half.
+    Idle,
+    /// The worker waits in a frame: it takes jobs only.
+    Waiting,
 }
 
 /// What only the PE's main thread has: the context for messages.
@@ -282,7 +303,7 @@ impl TaskCtx {
                 if self.sh.jobs.stopped() {
                     future::stopped();
                 }
-                if !self.step(NO_THIEF, true) {
+                if !self.step(NO_THIEF, true, Halves::Waiting) {
                     std::hint::spin_loop();
                 }
             }
@@ -367,8 +388,9 @@ impl TaskCtx {
     }
 
     /// One scheduling step: runs one job if there is one anywhere reachable. `hint` is the
-    /// thief code of an awaited job (leapfrogging).
-    fn step(&self, hint: u64, remote: bool) -> bool {
+    /// thief code of an awaited job (leapfrogging); `halves` says whether a PE-mate's
+    /// `join` half may be taken too.
+    fn step(&self, hint: u64, remote: bool, halves: Halves) -> bool {
         let sh = &*self.sh;
         if let Some(m) = &self.main
             && self.tick.get().is_multiple_of(POLL_EVERY)
@@ -406,8 +428,9 @@ impl TaskCtx {
                     return true;
                 }
             }
-            // Fork-join halves of the jobs PE-mates run.
-            if self.worker().steal_random() {
+            // Fork-join halves of the jobs PE-mates run (see `Halves` for why not while
+            // waiting).
+            if halves == Halves::Idle && self.worker().steal_random() {
                 return true;
             }
         }
@@ -441,7 +464,8 @@ impl TaskCtx {
             }
             // A short grace before stealing from other PEs: a quick remote job (a round
             // trip) should not be slowed down by steal traffic.
-            if self.step(st.thief.load(Ordering::Relaxed), idle >= REMOTE_GRACE) {
+            let hint = st.thief.load(Ordering::Relaxed);
+            if self.step(hint, idle >= REMOTE_GRACE, Halves::Waiting) {
                 idle = 0;
                 backoff.reset();
             } else {
@@ -458,7 +482,7 @@ impl TaskCtx {
             if self.sh.jobs.stopped() {
                 return;
             }
-            if self.step(NO_THIEF, true) {
+            if self.step(NO_THIEF, true, Halves::Idle) {
                 backoff.reset();
                 continue;
             }
