@@ -226,6 +226,18 @@ fn panicking_handler_ends_all_ranks() {
 }
 
 #[test]
+fn panicking_selector_handler_or_task_ends_all_ranks() {
+    fails_on_2_and_4_with("actor", |last| {
+        format!(
+            "rhizome: run aborted on rank {last}: PE {last} panicked: selector handler rejects 1"
+        )
+    });
+    fails_on_2_and_4_with("actor-task", |last| {
+        format!("rhizome: run aborted on rank {last}: PE {last} panicked: task rejects 1")
+    });
+}
+
+#[test]
 fn out_of_bounds_access_is_a_clear_error() {
     fails_with(
         2,

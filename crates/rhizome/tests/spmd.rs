@@ -54,12 +54,17 @@ spmd_tests!(
     coop_memory_delegates,
     coop_lock_excludes,
     coop_condvar_and_event,
+    actor_exactly_once,
+    actor_multi_hop,
+    actor_done_order,
+    actor_tasks_in_handlers,
+    actor_stress,
 );
 
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 27);
+    assert_eq!(suite::TESTS.len(), 32);
 }
 
 #[test]
