@@ -79,7 +79,7 @@ impl Mail<'_> {
     /// where handlers may not nest.
     pub fn poll(&self) {
         if self.from_body {
-            self.outbox.flush_all(self.ctx);
+            // Also sends this selector's lanes.
             self.ctx.flush();
             self.ctx.progress();
         }

@@ -99,7 +99,7 @@ type Slot<S> = RefCell<Option<BatchHandler<S>>>;
 /// What the message handlers of a selector reach (through a weak reference).
 struct Inner<S> {
     state: RefCell<S>,
-    outbox: Outbox,
+    outbox: Rc<Outbox>,
     tasks: TaskRunner,
 }
 
@@ -117,11 +117,14 @@ impl<'c, S: 'static> Selector<'c, S> {
     /// lanes hold as many messages as fit in the context's aggregation buffer
     /// ([`Ctx::aggregation_bytes`]).
     pub fn new(ctx: &'c Ctx, state: S) -> Self {
+        let outbox = Rc::new(Outbox::default());
+        // Lanes written by handlers while this PE waits must leave while it waits.
+        ctx.add_buffered(Rc::downgrade(&outbox) as _);
         Selector {
             ctx,
             inner: Rc::new(Inner {
                 state: RefCell::new(state),
-                outbox: Outbox::default(),
+                outbox,
                 tasks: TaskRunner::new(ctx.pool().clone()),
             }),
             slots: Vec::new(),

@@ -8,6 +8,7 @@
 //! as sent when its first item enters the lane, so an unsent lane keeps every wave
 //! unbalanced and no superstep can end while it holds messages.
 
+use crate::am::aggregation::Buffered;
 use crate::context::Ctx;
 use crate::error::ok;
 use crate::memory::Pod;
@@ -157,6 +158,14 @@ impl Outbox {
     /// Mailboxes.
     pub(super) fn len(&self) -> usize {
         self.mailboxes.borrow().len()
+    }
+}
+
+impl Buffered for Outbox {
+    /// A selector's lanes leave whenever the PE flushes: a PE that waits (in a
+    /// collective, for a call, at the end of a superstep) sends what its handlers wrote.
+    fn flush(&self, ctx: &Ctx) {
+        self.flush_all(ctx);
     }
 }
 

@@ -166,6 +166,24 @@ pub fn actor_done_order(ctx: &Ctx) {
     assert_eq!(s.0, pes64 * (pes64 + 1) / 2, "first");
     assert_eq!(s.1, 100 * pes64, "second");
     assert_eq!(acks.get(), pes);
+
+    // Only PE 0 sends, late, and waits for the acks while the others have already left
+    // their bodies and wait for the end of the superstep: they must send the acks their
+    // handlers produce while they wait.
+    acks.set(0);
+    sel.superstep(|mail| {
+        if me == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            for dst in 0..pes {
+                mail.send(first, 1, dst);
+            }
+            mail.done(first);
+            while acks.get() < pes {
+                mail.poll();
+            }
+        }
+    });
+    assert_eq!(acks.get(), if me == 0 { pes } else { 0 });
 }
 
 fn fib(w: &rhizome::pool::Worker, n: u64) -> u64 {
