@@ -18,7 +18,10 @@
 //!   registered (with one PE nothing crosses PEs, so the job just fails).
 //! - `none`: does not fail (exit status 0).
 
-use rhizome::actor::Selector;
+#[path = "../tests/support/failing_selector.rs"]
+mod failing_selector;
+
+use failing_selector::failing_selector;
 use rhizome::tasks::{Job, TaskCtx, Tasks};
 use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
@@ -86,21 +89,7 @@ fn main() -> ExitCode {
                     }
                 }
             }),
-            "actor" | "actor-task" => {
-                let mut sel = Selector::new(ctx, ());
-                let hop = sel.mailbox::<u64>();
-                let task = mode == "actor-task";
-                sel.process(hop, move |_, v, _, mail| match v {
-                    0 => mail.send(hop, 1, n - 1),
-                    _ if task => mail.spawn(move |_| panic!("task rejects {v}")),
-                    _ => panic!("selector handler rejects {v}"),
-                });
-                sel.superstep(|mail| {
-                    for dst in 0..n {
-                        mail.send(hop, 0, dst);
-                    }
-                });
-            }
+            "actor" | "actor-task" => failing_selector(ctx, mode == "actor-task"),
             "oob" if me == 1 % n => {
                 let _ = ctx.get(a.ptr(0, 8));
             }

@@ -1,7 +1,10 @@
 //! Failure handling on the local transport: a failing PE ends the run on every PE with a
 //! clear error, never a hang.
 
-use rhizome::actor::Selector;
+#[path = "support/failing_selector.rs"]
+mod failing_selector;
+
+use failing_selector::failing_selector;
 use rhizome::{RunError, World};
 use std::fmt::Debug;
 
@@ -70,24 +73,6 @@ fn panicking_handler_ends_the_run() {
         });
     });
     assert_fails_with(r, &["PE 1 panicked: handler rejects 3"]);
-}
-
-/// A selector whose handler, on the last PE, fails the second hop of every chain: by a
-/// panic in the handler or, with `task`, in a non-blocking task it spawns.
-fn failing_selector(ctx: &rhizome::Ctx, task: bool) {
-    let n = ctx.num_pes();
-    let mut sel = Selector::new(ctx, ());
-    let hop = sel.mailbox::<u64>();
-    sel.process(hop, move |_, v, _, mail| match v {
-        0 => mail.send(hop, 1, n - 1),
-        _ if task => mail.spawn(move |_| panic!("task rejects {v}")),
-        _ => panic!("selector handler rejects {v}"),
-    });
-    sel.superstep(|mail| {
-        for dst in 0..n {
-            mail.send(hop, 0, dst);
-        }
-    });
 }
 
 #[test]

@@ -10,6 +10,7 @@
 
 use crate::am::aggregation::Buffered;
 use crate::context::Ctx;
+use crate::conveyor::append_item;
 use crate::error::ok;
 use crate::memory::Pod;
 use crate::transport::Messages;
@@ -94,18 +95,9 @@ impl Outbox {
             // The batch counts from its first message on (see the module docs).
             ctx.termination.count_sent();
         }
-        let len = lane.buf.len();
-        debug_assert!(len + size_of::<M>() <= lane.buf.capacity());
-        // SAFETY: the lane's buffer was made with room for its header and `capacity`
-        // messages of this mailbox's type (`id` matched, and each id has one type), and
-        // holds fewer than `capacity` (a full lane is sent at once by the caller), so the
-        // message's bytes fit in the reserved capacity. `M: Pod` has no padding, so every
-        // byte up to the new length is initialised. The write is unaligned because the
-        // buffer's bytes have no particular alignment.
-        unsafe {
-            std::ptr::write_unaligned(lane.buf.as_mut_ptr().add(len) as *mut M, msg);
-            lane.buf.set_len(len + size_of::<M>());
-        }
+        // The buffer has room for `capacity` messages and holds fewer (a full lane is
+        // sent at once by the caller).
+        append_item(&mut lane.buf, msg);
         lane.items += 1;
         lane.items == capacity
     }
