@@ -78,6 +78,7 @@ fn small_aggregation_buffers() {
                 .run(|ctx| {
                     for (name, body) in suite::TESTS {
                         if name.starts_with("am_")
+                            || name.starts_with("actor_")
                             || *name == "aggregation_edges"
                             || *name == "finish_repeated"
                         {
@@ -87,5 +88,23 @@ fn small_aggregation_buffers() {
                 })
                 .unwrap_or_else(|e| panic!("{pes} PEs, {agg}-byte buffers: {e}"));
         }
+    }
+}
+
+#[test]
+fn actors_with_2_workers_per_pe() {
+    // Blocking and non-blocking tasks in handlers on a pool with a background worker.
+    for pes in [1, 2, 4] {
+        World::builder()
+            .pes(pes)
+            .workers(2)
+            .run(|ctx| {
+                for (name, body) in suite::TESTS {
+                    if name.starts_with("actor_") {
+                        body(ctx);
+                    }
+                }
+            })
+            .unwrap_or_else(|e| panic!("{pes} PEs x 2 workers: {e}"));
     }
 }
