@@ -1285,7 +1285,7 @@ fn bench_bale_records_each_implementation_checked() {
         let names: Vec<&str> = recs.iter().filter_map(|r| r["name"].as_str()).collect();
         assert_eq!(
             names,
-            ["agp", "conveyor", "context"].map(|i| format!("bale {kernel} ({i})"))
+            ["agp", "conveyor", "context", "selector"].map(|i| format!("bale {kernel} ({i})"))
         );
         for r in &recs {
             assert_eq!(

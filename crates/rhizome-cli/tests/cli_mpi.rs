@@ -219,7 +219,7 @@ fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
             assert_eq!(o.code, Some(0), "{}", o.context());
             let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
             let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
-            let want: Vec<String> = ["agp", "conveyor", "context"]
+            let want: Vec<String> = ["agp", "conveyor", "context", "selector"]
                 .iter()
                 .map(|i| format!("bale {kernel} ({i})"))
                 .collect();

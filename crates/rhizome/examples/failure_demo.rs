@@ -1,11 +1,15 @@
 //! Fails on purpose, to check that a failure on one PE ends the whole run with a clear
 //! message and a non-zero exit status on every transport (`tests/mpi.rs` runs it under
-//! `mpirun`). Usage: `failure_demo panic|call|handler|oob|alloc|job|unregistered|none`.
+//! `mpirun`). Usage: `failure_demo panic|call|handler|actor|actor-task|oob|alloc|job|unregistered|none`.
 //!
 //! - `panic`: the last PE panics while the others wait in a barrier.
 //! - `call`: PE 0 panics while PE 1 waits for a reply from it and the others wait in a
 //!   broadcast rooted at it.
 //! - `handler`: a message handler on PE 1 panics while PE 0 waits in `finish`.
+//! - `actor`: a selector's handler on the last PE panics on a message of the second hop
+//!   while every other PE is still in the superstep.
+//! - `actor-task`: a non-blocking task spawned by a selector's handler on the last PE
+//!   panics on a worker thread.
 //! - `oob`: PE 1 reads past the end of a global array.
 //! - `alloc`: the PEs ask for different sizes in one collective allocation.
 //! - `job`: a job sent to the last PE (`rhizome::tasks`) panics there; PE 0, which waits
@@ -14,6 +18,10 @@
 //!   registered (with one PE nothing crosses PEs, so the job just fails).
 //! - `none`: does not fail (exit status 0).
 
+#[path = "../tests/support/failing_selector.rs"]
+mod failing_selector;
+
+use failing_selector::failing_selector;
 use rhizome::tasks::{Job, TaskCtx, Tasks};
 use serde::{Deserialize, Serialize};
 use std::process::ExitCode;
@@ -32,6 +40,8 @@ const MODES: &[&str] = &[
     "panic",
     "call",
     "handler",
+    "actor",
+    "actor-task",
     "oob",
     "alloc",
     "job",
@@ -79,6 +89,7 @@ fn main() -> ExitCode {
                     }
                 }
             }),
+            "actor" | "actor-task" => failing_selector(ctx, mode == "actor-task"),
             "oob" if me == 1 % n => {
                 let _ = ctx.get(a.ptr(0, 8));
             }

@@ -46,10 +46,14 @@
 //! - [`conveyor`]: Bale-style conveyors (typed items pushed to a PE, pulled there, in
 //!   batches with credits); `aggregate`: aggregation contexts ([`Ctx::aggregate`],
 //!   [`AggContext`]), one-sided puts, adds and reads packed per destination on conveyors.
+//! - [`actor`]: actors with mailboxes (selectors, as in HClib-Actor): per-mailbox
+//!   handlers with `&mut` PE-local state, aggregated sends, supersteps that wait for
+//!   multi-hop messages and for the tasks spawned in handlers.
 //! - [`coop`]: cooperative tasks, many per PE, that block on delegate operations (remote
 //!   calls, reads, writes, compare-and-swap), global locks, condition variables and
 //!   completion events while the PE runs others (Grappa's workers).
 //! - [`rng`]: the one pseudo-random generator (victim selection, benchmark inputs).
+pub mod actor;
 mod aggregate;
 mod am;
 mod backoff;

@@ -71,9 +71,18 @@ impl Ctx {
     /// Returns once every active message sent so far, anywhere, has been handled.
     /// Collective.
     pub(crate) fn quiesce(&self) {
+        self.quiesce_with(|| {});
+    }
+
+    /// [`quiesce`](Self::quiesce) for a layer with buffers of its own (a selector's
+    /// lanes): `settle` runs before every flush of the active-message buffers, so that it
+    /// sends what it holds (and waits for its local tasks) before this PE joins a wave.
+    /// Its messages must count as sent before they leave its buffers.
+    pub(crate) fn quiesce_with(&self, mut settle: impl FnMut()) {
         let mut detector = FourCounter::default();
         loop {
             loop {
+                settle();
                 self.flush();
                 if self.progress() == 0 {
                     break;

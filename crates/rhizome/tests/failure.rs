@@ -1,6 +1,10 @@
 //! Failure handling on the local transport: a failing PE ends the run on every PE with a
 //! clear error, never a hang.
 
+#[path = "support/failing_selector.rs"]
+mod failing_selector;
+
+use failing_selector::failing_selector;
 use rhizome::{RunError, World};
 use std::fmt::Debug;
 
@@ -69,6 +73,23 @@ fn panicking_handler_ends_the_run() {
         });
     });
     assert_fails_with(r, &["PE 1 panicked: handler rejects 3"]);
+}
+
+#[test]
+fn panicking_selector_handler_or_task_ends_the_run() {
+    for pes in [1, 2, 4] {
+        let r = World::builder()
+            .pes(pes)
+            .run(|ctx| failing_selector(ctx, false));
+        let want = format!("PE {} panicked: selector handler rejects 1", pes - 1);
+        assert_fails_with(r, &[&want]);
+        let r = World::builder()
+            .pes(pes)
+            .workers(2)
+            .run(|ctx| failing_selector(ctx, true));
+        let want = format!("PE {} panicked: task rejects 1", pes - 1);
+        assert_fails_with(r, &[&want]);
+    }
 }
 
 #[test]

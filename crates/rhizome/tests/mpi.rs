@@ -117,7 +117,7 @@ fn message_mode_rejects_an_unknown_value() {
 fn message_tests_with_tiny_aggregation_buffers() {
     // As `small_aggregation_buffers` in tests/spmd.rs: nearly every message flushes.
     for agg in ["16", "257"] {
-        for filter in ["am_", "aggregation_edges", "finish_repeated"] {
+        for filter in ["am_", "actor_", "aggregation_edges", "finish_repeated"] {
             let o = mpirun(4, "spmd_tests", &[filter, "--agg", agg]);
             assert_eq!(
                 o.code,
@@ -223,6 +223,35 @@ fn panicking_handler_ends_all_ranks() {
         "handler",
         "rhizome: run aborted on rank 1: PE 1 panicked: handler rejects 3",
     );
+}
+
+#[test]
+fn actor_tests_with_2_workers_per_rank() {
+    let o = mpirun_env(2, "spmd_tests", &["actor_"], &[("RHIZOME_WORKERS", "2")]);
+    assert_eq!(
+        o.code,
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        o.stdout,
+        o.stderr
+    );
+    assert!(
+        o.stdout.contains("ok   actor_tasks_in_handlers"),
+        "{}",
+        o.stdout
+    );
+}
+
+#[test]
+fn panicking_selector_handler_or_task_ends_all_ranks() {
+    fails_on_2_and_4_with("actor", |last| {
+        format!(
+            "rhizome: run aborted on rank {last}: PE {last} panicked: selector handler rejects 1"
+        )
+    });
+    fails_on_2_and_4_with("actor-task", |last| {
+        format!("rhizome: run aborted on rank {last}: PE {last} panicked: task rejects 1")
+    });
 }
 
 #[test]

@@ -54,12 +54,17 @@ spmd_tests!(
     coop_memory_delegates,
     coop_lock_excludes,
     coop_condvar_and_event,
+    actor_exactly_once,
+    actor_multi_hop,
+    actor_done_order,
+    actor_tasks_in_handlers,
+    actor_stress,
 );
 
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 27);
+    assert_eq!(suite::TESTS.len(), 32);
 }
 
 #[test]
@@ -73,6 +78,7 @@ fn small_aggregation_buffers() {
                 .run(|ctx| {
                     for (name, body) in suite::TESTS {
                         if name.starts_with("am_")
+                            || name.starts_with("actor_")
                             || *name == "aggregation_edges"
                             || *name == "finish_repeated"
                         {
@@ -82,5 +88,23 @@ fn small_aggregation_buffers() {
                 })
                 .unwrap_or_else(|e| panic!("{pes} PEs, {agg}-byte buffers: {e}"));
         }
+    }
+}
+
+#[test]
+fn actors_with_2_workers_per_pe() {
+    // Blocking and non-blocking tasks in handlers on a pool with a background worker.
+    for pes in [1, 2, 4] {
+        World::builder()
+            .pes(pes)
+            .workers(2)
+            .run(|ctx| {
+                for (name, body) in suite::TESTS {
+                    if name.starts_with("actor_") {
+                        body(ctx);
+                    }
+                }
+            })
+            .unwrap_or_else(|e| panic!("{pes} PEs x 2 workers: {e}"));
     }
 }

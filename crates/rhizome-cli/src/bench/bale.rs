@@ -22,7 +22,9 @@ enum ImplArg {
     Conveyor,
     /// One-sided operations inside an aggregation context.
     Context,
-    /// All three.
+    /// Actors with mailboxes (selectors).
+    Selector,
+    /// All four.
     All,
 }
 
@@ -65,6 +67,7 @@ pub fn run(args: BaleArgs) -> anyhow::Result<()> {
         ImplArg::Agp => vec![Impl::Agp],
         ImplArg::Conveyor => vec![Impl::Conveyor],
         ImplArg::Context => vec![Impl::Context],
+        ImplArg::Selector => vec![Impl::Selector],
         ImplArg::All => Impl::ALL.to_vec(),
     };
     let opts = Options {

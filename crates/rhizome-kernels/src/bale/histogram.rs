@@ -48,6 +48,21 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
             });
             (seconds, counts)
         }
+        Impl::Selector => {
+            // The state is this PE's part of the table; the handler increments it.
+            let mut sel = super::selector(ctx, opts, vec![0u64; opts.table]);
+            let update = sel.mailbox::<u64>();
+            sel.process(update, |counts, off, _, _| counts[off as usize] += 1);
+            let seconds = timed(ctx, || {
+                sel.superstep(|mail| {
+                    for &(pe, off) in &mine {
+                        mail.send(update, off as u64, pe);
+                    }
+                    mail.done(update);
+                })
+            });
+            (seconds, sel.into_state())
+        }
     };
     (seconds, check(ctx, opts, global, &counts))
 }

@@ -44,6 +44,11 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
             let seconds = timed(ctx, || conveyors(ctx, opts, &part, &requests, &mut got));
             (seconds, got)
         }
+        Impl::Selector => {
+            let mut got = Vec::new();
+            let seconds = timed(ctx, || got = selector(ctx, opts, &part, &requests));
+            (seconds, got)
+        }
     };
     let bad = (0..wanted.len()).find(|&i| got[i] != value(wanted[i]));
     (
@@ -86,4 +91,31 @@ fn conveyors(
             got[j as usize] = v;
         }
     }
+}
+
+/// HClib-Actor's index-gather: a request mailbox whose handler answers `[i, value]` on
+/// a reply mailbox, whose handler stores the value; this PE's reads, in request order.
+fn selector(ctx: &Ctx, opts: &Options, part: &[u64], requests: &[(usize, usize)]) -> Vec<u64> {
+    struct Gather {
+        part: Vec<u64>,
+        got: Vec<u64>,
+    }
+    let state = Gather {
+        part: part.to_vec(),
+        got: vec![0; requests.len()],
+    };
+    let mut sel = super::selector(ctx, opts, state);
+    let request = sel.mailbox::<[u64; 2]>();
+    let reply = sel.mailbox::<[u64; 2]>();
+    sel.process(request, move |s, [i, off], from, mail| {
+        mail.send(reply, [i, s.part[off as usize]], from)
+    });
+    sel.process(reply, |s, [i, v], _, _| s.got[i as usize] = v);
+    sel.superstep(|mail| {
+        for (i, &(pe, off)) in requests.iter().enumerate() {
+            mail.send(request, [i as u64, off as u64], pe);
+        }
+        mail.done(request);
+    });
+    sel.into_state().got
 }

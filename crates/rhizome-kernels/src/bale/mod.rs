@@ -1,4 +1,4 @@
-//! Bale's kernels (histogram, index-gather), each written three ways with its result
+//! Bale's kernels (histogram, index-gather), each written four ways with its result
 //! checked on every run:
 //!
 //! - [`Impl::Agp`]: one-sided get/put/atomics, one network operation per update (Bale's
@@ -6,7 +6,10 @@
 //! - [`Impl::Conveyor`]: items pushed on a [`Conveyor`](rhizome::conveyor::Conveyor) to
 //!   the owner, which applies them to its local part (Bale's conveyor versions);
 //! - [`Impl::Context`]: the AGP code inside an aggregation context
-//!   ([`Ctx::aggregate`]): the same calls, packed per destination.
+//!   ([`Ctx::aggregate`]): the same calls, packed per destination;
+//! - [`Impl::Selector`]: sends to the mailboxes of a
+//!   [`Selector`](rhizome::actor::Selector), whose handlers apply them (HClib-Actor's
+//!   versions).
 //!
 //! Sizes are named as in Bale's apps: `-n` updates (or requests) per PE, `-T` table
 //! entries per PE, `-b` items per conveyor buffer.
@@ -24,6 +27,7 @@
 mod histogram;
 mod index_gather;
 
+use rhizome::actor::Selector;
 use rhizome::conveyor::Conveyor;
 use rhizome::rng::XorShift64;
 use rhizome::{AggContext, Ctx};
@@ -38,11 +42,13 @@ pub enum Impl {
     Conveyor,
     /// One-sided operations inside an aggregation context.
     Context,
+    /// Actors with mailboxes (selectors).
+    Selector,
 }
 
 impl Impl {
     /// Every implementation, in report order.
-    pub const ALL: [Impl; 3] = [Impl::Agp, Impl::Conveyor, Impl::Context];
+    pub const ALL: [Impl; 4] = [Impl::Agp, Impl::Conveyor, Impl::Context, Impl::Selector];
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -50,6 +56,7 @@ impl Impl {
             Impl::Agp => "agp",
             Impl::Conveyor => "conveyor",
             Impl::Context => "context",
+            Impl::Selector => "selector",
         }
     }
 }
@@ -162,6 +169,14 @@ fn conveyor<'c, T: rhizome::Pod>(ctx: &'c Ctx, opts: &Options) -> Conveyor<'c, T
     match opts.buffer {
         Some(b) => Conveyor::with_capacity(ctx, b),
         None => Conveyor::new(ctx),
+    }
+}
+
+/// Collective: the selector of a kernel, with state `state` and the buffer size of `opts`.
+fn selector<'c, S: 'static>(ctx: &'c Ctx, opts: &Options, state: S) -> Selector<'c, S> {
+    match opts.buffer {
+        Some(b) => Selector::with_capacity(ctx, state, b),
+        None => Selector::new(ctx, state),
     }
 }
 

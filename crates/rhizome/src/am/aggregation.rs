@@ -5,6 +5,7 @@ use super::message::Message;
 use crate::context::Ctx;
 use crate::error::ok;
 use crate::transport::Messages;
+use std::rc::Weak;
 
 /// Default size of one per-destination aggregation buffer, in bytes.
 pub const DEFAULT_AGGREGATION_BYTES: usize = 64 * 1024;
@@ -72,10 +73,30 @@ impl Ctx {
         ok(self.mem.t.send(pe, buf));
     }
 
-    /// Sends every partly filled aggregation buffer now.
+    /// Sends every partly filled aggregation buffer now (and those of the layers with
+    /// buffers of their own, such as selectors).
     pub fn flush(&self) {
         for pe in 0..self.pes {
             self.flush_to(pe);
         }
+        for layer in self.am.buffered.borrow().iter() {
+            if let Some(layer) = layer.upgrade() {
+                layer.flush(self);
+            }
+        }
     }
+
+    /// Makes every [`Ctx::flush`] also flush `layer`, while it lives: its buffered
+    /// messages then leave whenever the PE waits, as active messages do.
+    pub(crate) fn add_buffered(&self, layer: Weak<dyn Buffered>) {
+        let mut all = self.am.buffered.borrow_mut();
+        all.retain(|l| l.strong_count() > 0);
+        all.push(layer);
+    }
+}
+
+/// A layer that holds messages in buffers of its own (not in the aggregation buffers).
+pub(crate) trait Buffered {
+    /// Sends whatever it holds.
+    fn flush(&self, ctx: &Ctx);
 }

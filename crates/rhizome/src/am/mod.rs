@@ -78,6 +78,8 @@ pub(crate) struct State {
     /// One aggregation buffer per destination PE.
     out: Box<[RefCell<Vec<u8>>]>,
     replies: RefCell<call::Replies>,
+    /// Layers with buffers of their own, flushed with the aggregation buffers.
+    buffered: RefCell<Vec<std::rc::Weak<dyn aggregation::Buffered>>>,
 }
 
 impl State {
@@ -87,6 +89,7 @@ impl State {
             handlers: RefCell::new(Vec::new()),
             out: (0..pes).map(|_| RefCell::new(Vec::new())).collect(),
             replies: RefCell::new(call::Replies::default()),
+            buffered: RefCell::new(Vec::new()),
         }
     }
 }

@@ -59,8 +59,8 @@ use crate::memory::Pod;
 use crate::transport::Messages;
 use std::cell::RefCell;
 use std::rc::Rc;
-pub(crate) use wire::item_bytes;
 use wire::{BATCH, Batch, CREDIT, FINAL, HEADER, Inbox};
+pub(crate) use wire::{append_item, item_bytes};
 
 /// Batches one lane may have in flight (sent, not yet pulled by the receiver).
 pub const CREDITS: usize = 4;
@@ -173,17 +173,9 @@ impl<'c, T: Pod> Conveyor<'c, T> {
                 .buffer(HEADER + self.capacity * size_of::<T>());
             lane.buf.resize(HEADER, 0);
         }
-        let len = lane.buf.len();
-        debug_assert!(len + size_of::<T>() <= lane.buf.capacity());
-        // SAFETY: the lane's buffer was made with room for its header and `capacity`
-        // items and holds fewer than `capacity` (a full lane was sent above, or the push
-        // refused), so the item's bytes fit in the reserved capacity. `T: Pod` has no
-        // padding, so every byte up to the new length is initialised. The write is
-        // unaligned because the buffer's bytes have no particular alignment.
-        unsafe {
-            std::ptr::write_unaligned(lane.buf.as_mut_ptr().add(len) as *mut T, item);
-            lane.buf.set_len(len + size_of::<T>());
-        }
+        // The buffer has room for `capacity` items and holds fewer (a full lane was sent
+        // above, or the push refused).
+        wire::append_item(&mut lane.buf, item);
         lane.items += 1;
         self.moved = true;
         if lane.items == self.capacity {

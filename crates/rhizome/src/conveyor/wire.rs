@@ -37,6 +37,25 @@ pub(crate) fn item_bytes<T: Pod>(item: &T) -> &[u8] {
     unsafe { std::slice::from_raw_parts(item as *const T as *const u8, size_of::<T>()) }
 }
 
+/// Appends the bytes of `item` to `buf`. A lane's buffer is made with room for its
+/// header and every item it may hold, so this is one unaligned store; a buffer without
+/// room grows as `extend_from_slice` would make it.
+#[inline]
+pub(crate) fn append_item<T: Pod>(buf: &mut Vec<u8>, item: T) {
+    let len = buf.len();
+    if buf.capacity() - len < size_of::<T>() {
+        buf.extend_from_slice(item_bytes(&item));
+        return;
+    }
+    // SAFETY: the buffer has room for the item's bytes (checked above). `T: Pod` has no
+    // padding, so every byte up to the new length is initialised. The write is unaligned
+    // because the buffer's bytes have no particular alignment.
+    unsafe {
+        std::ptr::write_unaligned(buf.as_mut_ptr().add(len) as *mut T, item);
+        buf.set_len(len + size_of::<T>());
+    }
+}
+
 /// A received batch, pulled from the front.
 pub(super) struct Batch<T> {
     pub(super) src: usize,

@@ -4,9 +4,11 @@
 //! Each body runs on every PE with that PE's context and panics on failure; a panic on one
 //! PE fails the whole run.
 
+mod actor;
 mod conveyor;
 mod coop;
 
+use actor::*;
 use conveyor::*;
 use coop::*;
 use rhizome::{AtomicOp, Ctx, Memory, ReduceOp, TransportError};
@@ -45,6 +47,11 @@ pub const TESTS: &[Test] = &[
     ("coop_memory_delegates", coop_memory_delegates),
     ("coop_lock_excludes", coop_lock_excludes),
     ("coop_condvar_and_event", coop_condvar_and_event),
+    ("actor_exactly_once", actor_exactly_once),
+    ("actor_multi_hop", actor_multi_hop),
+    ("actor_done_order", actor_done_order),
+    ("actor_tasks_in_handlers", actor_tasks_in_handlers),
+    ("actor_stress", actor_stress),
 ];
 
 fn identity(ctx: &Ctx) {
