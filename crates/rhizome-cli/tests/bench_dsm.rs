@@ -34,12 +34,27 @@ fn records_carry_speedup_and_protocol_counters() {
         "64",
         "--water-steps",
         "2",
+        "--lu-n",
+        "64",
+        "--lu-block",
+        "16",
+        "--cities",
+        "9",
+        "--tsp-split",
+        "3",
+        "--keys",
+        "4000",
         "--json",
         "-",
     ]));
     let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
     let apps: Vec<&str> = records.iter().map(|r| r["app"].as_str().unwrap()).collect();
-    assert_eq!(apps, ["sor", "nbody", "water"], "{}", o.stdout);
+    assert_eq!(
+        apps,
+        ["sor", "lu", "water", "tsp", "radix", "nbody", "nbodyw"],
+        "{}",
+        o.stdout
+    );
     for r in &records {
         assert_eq!(r["pes"], 2);
         assert_eq!(r["threads"], 2);
@@ -52,9 +67,13 @@ fn records_carry_speedup_and_protocol_counters() {
         assert!(p["page_fetches"].as_u64().unwrap() > 0, "{r}");
         assert!(p["write_faults"].as_u64().unwrap() > 0, "{r}");
         assert!(p["barriers"].as_u64().unwrap() >= 2, "{r}");
-        // Water sums its forces under a lock per molecule.
+        // Water sums its forces under a lock per molecule; TSP keeps its queue under one.
         let locks = p["lock_acquires"].as_u64().unwrap();
-        assert_eq!(locks > 0, r["app"] == "water", "{r}");
+        assert_eq!(
+            locks > 0,
+            ["water", "tsp"].contains(&r["app"].as_str().unwrap()),
+            "{r}"
+        );
     }
 }
 
@@ -64,8 +83,17 @@ fn impossible_sizes_are_one_line_errors() {
         ("sor", "--sor-n"),
         ("nbody", "--bodies"),
         ("water", "--molecules"),
+        ("lu", "--lu-block"),
+        ("tsp", "--cities"),
+        ("tsp", "--tsp-split"),
+        ("radix", "--keys"),
+        ("nbodyw", "--bodies"),
     ] {
         let o = rhizome(&["bench", "dsm", app, flag, "0"]);
         clean_error(&o, &[flag, "at least 1"]);
     }
+    let o = rhizome(&["bench", "dsm", "lu", "--lu-n", "100", "--lu-block", "32"]);
+    clean_error(&o, &["--lu-n", "multiple of --lu-block"]);
+    let o = rhizome(&["bench", "dsm", "tsp", "--cities", "65"]);
+    clean_error(&o, &["--cities", "at most 64"]);
 }
