@@ -163,12 +163,18 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
                 (ctx.my_pe() == 0).then(|| (par, ctx.transport_name(), ctx.num_pes()))
             })
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        // Under MPI only PE 0's rank reports; the other ranks go on to the next
+        // application's collective run.
         let Some(Some((par, transport, pes))) = out.into_iter().next() else {
-            return Ok(());
+            continue;
         };
         let (row, record) = record(app, threads, (transport, pes), &seq, &par)?;
         rows.push(row);
         records.push(record);
+    }
+    if rows.is_empty() {
+        // Not PE 0's rank: nothing to report.
+        return Ok(());
     }
     super::record::report_with(&rows, &records, args.opts.json.as_deref())
 }
