@@ -3,6 +3,8 @@
 //! and a one-line refusal of an impossible size. Nothing here measures time: only the
 //! shape and the sanity of the figures.
 
+#[path = "support/dsm_small.rs"]
+mod dsm_small;
 #[path = "../../rhizome/tests/support/launch.rs"]
 mod launch;
 #[path = "../../rhizome-mc/tests/support/models.rs"]
@@ -14,47 +16,18 @@ use support::{clean_error, rhizome, success};
 
 #[test]
 fn records_carry_speedup_and_protocol_counters() {
-    let o = success(rhizome(&[
-        "bench",
-        "dsm",
-        "all",
-        "--pes",
-        "2",
-        "-w",
-        "2",
-        "--sor-n",
-        "64",
-        "--sor-iters",
-        "2",
-        "--bodies",
-        "128",
-        "--steps",
-        "2",
-        "--molecules",
-        "64",
-        "--water-steps",
-        "2",
-        "--lu-n",
-        "64",
-        "--lu-block",
-        "16",
-        "--cities",
-        "9",
-        "--tsp-split",
-        "3",
-        "--keys",
-        "4000",
-        "--json",
-        "-",
-    ]));
+    let o = success(rhizome(
+        &[
+            &[
+                "bench", "dsm", "all", "--pes", "2", "-w", "2", "--json", "-",
+            ],
+            dsm_small::SMALL,
+        ]
+        .concat(),
+    ));
     let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
     let apps: Vec<&str> = records.iter().map(|r| r["app"].as_str().unwrap()).collect();
-    assert_eq!(
-        apps,
-        ["sor", "lu", "water", "tsp", "radix", "nbody", "nbodyw"],
-        "{}",
-        o.stdout
-    );
+    assert_eq!(apps, dsm_small::APPS, "{}", o.stdout);
     for r in &records {
         assert_eq!(r["pes"], 2);
         assert_eq!(r["threads"], 2);

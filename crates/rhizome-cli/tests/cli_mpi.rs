@@ -11,6 +11,8 @@
 //! blocking it, and launches run one at a time; nothing here measures time.
 #![cfg(feature = "mpi")]
 
+#[path = "support/dsm_small.rs"]
+mod dsm_small;
 #[path = "../../rhizome/tests/support/launch.rs"]
 mod launch;
 
@@ -140,46 +142,18 @@ fn bench_dsm_runs_every_application_across_two_ranks() {
     // fails otherwise). A rank that left after the first application (as once happened)
     // would leave rank 0 waiting in the next one's collective run: the hang limit.
     let f = TempFile::new("dsm.json");
-    let o = mpirun(&[
-        "bench",
-        "dsm",
-        "all",
-        "-w",
-        "2",
-        "--sor-n",
-        "64",
-        "--sor-iters",
-        "2",
-        "--bodies",
-        "128",
-        "--steps",
-        "2",
-        "--molecules",
-        "64",
-        "--water-steps",
-        "2",
-        "--lu-n",
-        "64",
-        "--lu-block",
-        "16",
-        "--cities",
-        "9",
-        "--tsp-split",
-        "3",
-        "--keys",
-        "4000",
-        "--json",
-        f.arg(),
-    ]);
+    let o = mpirun(
+        &[
+            &["bench", "dsm", "all", "-w", "2", "--json", f.arg()],
+            dsm_small::SMALL,
+        ]
+        .concat(),
+    );
     assert_eq!(o.stdout.matches("name ").count(), 1, "{}", o.context());
     let text = std::fs::read_to_string(&f.0).expect("the records were written");
     let recs: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let apps: Vec<&str> = recs.iter().map(|r| r["app"].as_str().unwrap()).collect();
-    assert_eq!(
-        apps,
-        ["sor", "lu", "water", "tsp", "radix", "nbody", "nbodyw"],
-        "{text}"
-    );
+    assert_eq!(apps, dsm_small::APPS, "{text}");
     for r in &recs {
         assert_eq!(r["transport"], "mpi", "{r}");
         assert_eq!(r["pes"], 2, "{r}");
