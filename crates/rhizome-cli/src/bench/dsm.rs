@@ -40,10 +40,10 @@ pub struct DsmArgs {
     #[arg(long, default_value_t = 32)]
     lu_block: usize,
     /// TSP: cities (at most 64).
-    #[arg(long, default_value_t = 14)]
+    #[arg(long, default_value_t = 17)]
     cities: usize,
     /// TSP: partial tours of fewer cities than this go back to the shared queue.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 3)]
     tsp_split: usize,
     /// Radix: keys (32 bits each).
     #[arg(long, default_value_t = 1 << 21)]
