@@ -73,3 +73,27 @@ fn nbodyw_gives_the_sequential_result() {
         steps: 3,
     });
 }
+
+#[test]
+fn tsp_queue_survives_contention() {
+    // Eight threads on 4 PEs fight over the queue's lock and the bound, many times. A
+    // stale queue or bound after an acquire (partial tours lost or taken twice, an
+    // improvement overwritten) can show as a longer "optimum" or as a best tour whose
+    // length is not the recorded one.
+    let app = App::Tsp {
+        cities: 8,
+        split: 4,
+    };
+    let want = run_sequential(&app).checksum;
+    for round in 0..20 {
+        let got = World::builder()
+            .pes(4)
+            .run(|ctx| run_dsm(ctx, &app, 2))
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        for o in got {
+            assert_eq!(o.checksum, want, "round {round}");
+            assert!(o.valid, "round {round}: the tour fails its check");
+            assert!(o.stats.lock_acquires > 0, "round {round}");
+        }
+    }
+}
