@@ -2,7 +2,8 @@
 //! every city. A shared stack of partial tours and the shared best length sit under one
 //! lock (lock 0). A thread takes the newest partial tour; one of fewer than `split`
 //! cities it extends by each unvisited city and pushes back (inside the same critical
-//! section, so an empty stack means no work is left anywhere); a longer one it searches
+//! section, so an empty stack means no work is left anywhere); a longer one, with up to
+//! three more such on the top of the stack (fewer visits to the lock), it searches
 //! depth first on its own, pruning with its copy of the best length, which it refreshes
 //! at every visit to the lock. A shorter complete tour is written under the lock. A stale
 //! copy of the bound only prunes less, never more, so every run ends with the optimum
@@ -20,6 +21,8 @@ pub(crate) struct Tsp {
 
 /// The lock over the stack and the best tour.
 const QUEUE_LOCK: usize = 0;
+/// Partial tours a thread takes to search at one visit to the lock.
+const TAKE: usize = 4;
 /// Side of the square the cities lie in.
 const GRID: usize = 1000;
 
@@ -82,6 +85,13 @@ impl Tsp {
             m.set_u64(e + 2 + i, c as u64);
         }
         m.set_u64(self.top(), top as u64 + 1);
+    }
+
+    /// Whether the newest partial tour on the stack is one to search, not to extend
+    /// (the lock held).
+    fn next_is_searched(&self, m: Mem) -> bool {
+        let top = m.get_u64(self.top()) as usize;
+        top > 0 && m.get_u64(self.entry(top - 1) + 1) as usize >= self.split.min(self.cities)
     }
 
     /// Pops the newest partial tour into `path` and returns its length (the lock held).
@@ -240,9 +250,20 @@ impl Kernel for Tsp {
                 }
                 team.unlock(QUEUE_LOCK);
             } else {
+                // Take a few more tours to search while the lock is held, so that a
+                // thread visits the lock (a round trip or more) once per `TAKE` tours.
+                let mut more = Vec::new();
+                while more.len() + 1 < TAKE && self.next_is_searched(m) {
+                    let mut p = Vec::with_capacity(n);
+                    let l = self.pop(m, &mut p).expect("a tour on the stack");
+                    more.push((l, p));
+                }
                 team.unlock(QUEUE_LOCK);
-                if s.lower(len, &path, visited) < s.bound {
-                    s.search(&mut path, len, visited);
+                for (len, mut path) in std::iter::once((len, path.clone())).chain(more) {
+                    let visited = visited_set(&path);
+                    if s.lower(len, &path, visited) < s.bound {
+                        s.search(&mut path, len, visited);
+                    }
                 }
             }
         }
