@@ -3,6 +3,8 @@
 //! and a one-line refusal of an impossible size. Nothing here measures time: only the
 //! shape and the sanity of the figures.
 
+#[path = "support/dsm_small.rs"]
+mod dsm_small;
 #[path = "../../rhizome/tests/support/launch.rs"]
 mod launch;
 #[path = "../../rhizome-mc/tests/support/models.rs"]
@@ -14,32 +16,18 @@ use support::{clean_error, rhizome, success};
 
 #[test]
 fn records_carry_speedup_and_protocol_counters() {
-    let o = success(rhizome(&[
-        "bench",
-        "dsm",
-        "all",
-        "--pes",
-        "2",
-        "-w",
-        "2",
-        "--sor-n",
-        "64",
-        "--sor-iters",
-        "2",
-        "--bodies",
-        "128",
-        "--steps",
-        "2",
-        "--molecules",
-        "64",
-        "--water-steps",
-        "2",
-        "--json",
-        "-",
-    ]));
+    let o = success(rhizome(
+        &[
+            &[
+                "bench", "dsm", "all", "--pes", "2", "-w", "2", "--json", "-",
+            ],
+            dsm_small::SMALL,
+        ]
+        .concat(),
+    ));
     let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
     let apps: Vec<&str> = records.iter().map(|r| r["app"].as_str().unwrap()).collect();
-    assert_eq!(apps, ["sor", "nbody", "water"], "{}", o.stdout);
+    assert_eq!(apps, dsm_small::APPS, "{}", o.stdout);
     for r in &records {
         assert_eq!(r["pes"], 2);
         assert_eq!(r["threads"], 2);
@@ -52,9 +40,13 @@ fn records_carry_speedup_and_protocol_counters() {
         assert!(p["page_fetches"].as_u64().unwrap() > 0, "{r}");
         assert!(p["write_faults"].as_u64().unwrap() > 0, "{r}");
         assert!(p["barriers"].as_u64().unwrap() >= 2, "{r}");
-        // Water sums its forces under a lock per molecule.
+        // Water sums its forces under a lock per molecule; TSP keeps its queue under one.
         let locks = p["lock_acquires"].as_u64().unwrap();
-        assert_eq!(locks > 0, r["app"] == "water", "{r}");
+        assert_eq!(
+            locks > 0,
+            ["water", "tsp"].contains(&r["app"].as_str().unwrap()),
+            "{r}"
+        );
     }
 }
 
@@ -64,8 +56,17 @@ fn impossible_sizes_are_one_line_errors() {
         ("sor", "--sor-n"),
         ("nbody", "--bodies"),
         ("water", "--molecules"),
+        ("lu", "--lu-block"),
+        ("tsp", "--cities"),
+        ("tsp", "--tsp-split"),
+        ("radix", "--keys"),
+        ("nbodyw", "--bodies"),
     ] {
         let o = rhizome(&["bench", "dsm", app, flag, "0"]);
         clean_error(&o, &[flag, "at least 1"]);
     }
+    let o = rhizome(&["bench", "dsm", "lu", "--lu-n", "100", "--lu-block", "32"]);
+    clean_error(&o, &["--lu-n", "multiple of --lu-block"]);
+    let o = rhizome(&["bench", "dsm", "tsp", "--cities", "65"]);
+    clean_error(&o, &["--cities", "at most 64"]);
 }

@@ -3,12 +3,16 @@
 //! records, which name the `mpi` transport and 2 PEs; `reach` spreads its node table over
 //! 2 and 4 ranks with the answers of one, and ends on every rank when one rank is killed
 //! mid-run; `bench bale` checks every
-//! implementation of its kernels under `-np 2` and `-np 4`.
+//! implementation of its kernels under `-np 2` and `-np 4`; `bench dsm all` runs every
+//! DSM application on the shared region across 2 ranks with 2 threads each, checked
+//! against its sequential run.
 //!
 //! Each launch has a generous time limit so that a hang fails the test instead of
 //! blocking it, and launches run one at a time; nothing here measures time.
 #![cfg(feature = "mpi")]
 
+#[path = "support/dsm_small.rs"]
+mod dsm_small;
 #[path = "../../rhizome/tests/support/launch.rs"]
 mod launch;
 
@@ -130,6 +134,33 @@ fn bench_fib_reports_once_from_rank_0_with_the_mpi_transport() {
     assert_eq!(recs.len(), 1, "{text}");
     assert_eq!(recs[0]["transport"], "mpi", "{text}");
     assert_eq!(recs[0]["result"], "6765", "{text}");
+}
+
+#[test]
+fn bench_dsm_runs_every_application_across_two_ranks() {
+    // Small sizes; each application is checked against its sequential run (the command
+    // fails otherwise). A rank that left after the first application (as once happened)
+    // would leave rank 0 waiting in the next one's collective run: the hang limit.
+    let f = TempFile::new("dsm.json");
+    let o = mpirun(
+        &[
+            &["bench", "dsm", "all", "-w", "2", "--json", f.arg()],
+            dsm_small::SMALL,
+        ]
+        .concat(),
+    );
+    assert_eq!(o.stdout.matches("name ").count(), 1, "{}", o.context());
+    let text = std::fs::read_to_string(&f.0).expect("the records were written");
+    let recs: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let apps: Vec<&str> = recs.iter().map(|r| r["app"].as_str().unwrap()).collect();
+    assert_eq!(apps, dsm_small::APPS, "{text}");
+    for r in &recs {
+        assert_eq!(r["transport"], "mpi", "{r}");
+        assert_eq!(r["pes"], 2, "{r}");
+        assert_eq!(r["threads"], 2, "{r}");
+        assert_eq!(r["result"], "matches sequential", "{r}");
+        assert!(r["protocol"]["page_fetches"].as_u64().unwrap() > 0, "{r}");
+    }
 }
 
 /// `reach ARGS --json -` on `np` ranks: the one report, parsed.

@@ -1,5 +1,5 @@
-//! `rhizome bench dsm sor|nbody|water|all`: the multithreaded-HLRC paper's applications on the distributed
-//! shared memory (`rhizome_kernels::dsm`): time of the parallel run, its speedup over the
+//! `rhizome bench dsm sor|lu|water|tsp|radix|nbody|nbodyw|all`: the multithreaded-HLRC
+//! paper's applications on the distributed shared memory (`rhizome_kernels::dsm`): time of the parallel run, its speedup over the
 //! sequential run of the same code, whose result it must match, and the protocol's
 //! counters (the paper's Figure 7 breakdown) in the JSON record.
 
@@ -13,8 +13,12 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum AppArg {
     Sor,
-    Nbody,
+    Lu,
     Water,
+    Tsp,
+    Radix,
+    Nbody,
+    Nbodyw,
     All,
 }
 
@@ -29,10 +33,25 @@ pub struct DsmArgs {
     /// SOR: iterations (each a red and a black sweep).
     #[arg(long, default_value_t = 40)]
     sor_iters: usize,
-    /// NBody: bodies (64 bytes each).
+    /// LU: matrix order (a multiple of --lu-block).
+    #[arg(long, default_value_t = 512)]
+    lu_n: usize,
+    /// LU: block order.
+    #[arg(long, default_value_t = 32)]
+    lu_block: usize,
+    /// TSP: cities (at most 64).
+    #[arg(long, default_value_t = 17)]
+    cities: usize,
+    /// TSP: partial tours of fewer cities than this go back to the shared queue.
+    #[arg(long, default_value_t = 3)]
+    tsp_split: usize,
+    /// Radix: keys (32 bits each).
+    #[arg(long, default_value_t = 1 << 21)]
+    keys: usize,
+    /// NBody and NBodyW: bodies (64 bytes each).
     #[arg(long, default_value_t = 2048)]
     bodies: usize,
-    /// NBody: time steps.
+    /// NBody and NBodyW: time steps.
     #[arg(long, default_value_t = 10)]
     steps: usize,
     /// Water: molecules (one lock each).
@@ -68,10 +87,21 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
         ("--sor-n", args.sor_n),
         ("--bodies", args.bodies),
         ("--molecules", args.molecules),
+        ("--lu-n", args.lu_n),
+        ("--lu-block", args.lu_block),
+        ("--cities", args.cities),
+        ("--tsp-split", args.tsp_split),
+        ("--keys", args.keys),
     ] {
         if n == 0 {
             anyhow::bail!("{flag} must be at least 1");
         }
+    }
+    if !args.lu_n.is_multiple_of(args.lu_block) {
+        anyhow::bail!("--lu-n must be a multiple of --lu-block");
+    }
+    if args.cities > 64 {
+        anyhow::bail!("--cities must be at most 64");
     }
     let apps: Vec<App> = [
         (
@@ -82,10 +112,10 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
             },
         ),
         (
-            AppArg::Nbody,
-            App::Nbody {
-                bodies: args.bodies,
-                steps: args.steps,
+            AppArg::Lu,
+            App::Lu {
+                n: args.lu_n,
+                block: args.lu_block,
             },
         ),
         (
@@ -93,6 +123,28 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
             App::Water {
                 molecules: args.molecules,
                 steps: args.water_steps,
+            },
+        ),
+        (
+            AppArg::Tsp,
+            App::Tsp {
+                cities: args.cities,
+                split: args.tsp_split,
+            },
+        ),
+        (AppArg::Radix, App::Radix { keys: args.keys }),
+        (
+            AppArg::Nbody,
+            App::Nbody {
+                bodies: args.bodies,
+                steps: args.steps,
+            },
+        ),
+        (
+            AppArg::Nbodyw,
+            App::NbodyW {
+                bodies: args.bodies,
+                steps: args.steps,
             },
         ),
     ]
@@ -111,12 +163,18 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
                 (ctx.my_pe() == 0).then(|| (par, ctx.transport_name(), ctx.num_pes()))
             })
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        // Under MPI only PE 0's rank reports; the other ranks go on to the next
+        // application's collective run.
         let Some(Some((par, transport, pes))) = out.into_iter().next() else {
-            return Ok(());
+            continue;
         };
         let (row, record) = record(app, threads, (transport, pes), &seq, &par)?;
         rows.push(row);
         records.push(record);
+    }
+    if rows.is_empty() {
+        // Not PE 0's rank: nothing to report.
+        return Ok(());
     }
     super::record::report_with(&rows, &records, args.opts.json.as_deref())
 }
@@ -132,7 +190,18 @@ fn record(
         App::Sor { n, iters } => ("sor", format!("dsm sor {n}x{n} x{iters}")),
         App::Nbody { bodies, steps } => ("nbody", format!("dsm nbody {bodies} x{steps}")),
         App::Water { molecules, steps } => ("water", format!("dsm water {molecules} x{steps}")),
+        App::Lu { n, block } => ("lu", format!("dsm lu {n}x{n} blocks {block}")),
+        App::Tsp { cities, split } => ("tsp", format!("dsm tsp {cities} cities split {split}")),
+        App::Radix { keys } => ("radix", format!("dsm radix {keys} keys")),
+        App::NbodyW { bodies, steps } => ("nbodyw", format!("dsm nbodyw {bodies} x{steps}")),
     };
+    if !seq.valid || !par.valid {
+        anyhow::bail!(
+            "{label}: the result fails its check (sequential: {}, parallel: {})",
+            if seq.valid { "ok" } else { "wrong" },
+            if par.valid { "ok" } else { "wrong" }
+        );
+    }
     if par.checksum != seq.checksum {
         anyhow::bail!(
             "{label}: the parallel result differs from the sequential one (checksum {:#x} against {:#x})",

@@ -1,10 +1,15 @@
 //! The applications of the multithreaded-HLRC paper on the distributed shared memory
-//! (`rhizome-dsm`): [`sor`] (red-black successive over-relaxation), [`nbody`] (the
-//! NBody microbenchmark, 64-byte bodies) and [`water`] (Water-nsquared-like: pairwise
-//! forces added to each molecule under its own lock). Each is one piece of code over an
-//! array of `f64` ([`Mem`]) that runs sequentially on a `Vec` and in parallel on the
-//! shared region, with barriers between its phases and locks where it shares a sum; both
-//! runs give the same bits, which the checksum compares.
+//! (`rhizome-dsm`): [`sor`] (red-black successive over-relaxation), [`lu`] (blocked LU
+//! without pivoting, blocks owned cyclically), [`water`] (Water-nsquared-like: pairwise
+//! forces added to each molecule under its own lock), [`tsp`] (branch and bound over a
+//! lock-protected shared queue of partial tours), [`radix`] (radix sort with per-thread
+//! histograms in shared memory) and [`nbody`] (the NBody and NBodyW microbenchmarks,
+//! 64-byte bodies). Each is one piece of code over an array of 64-bit words ([`Mem`])
+//! that runs sequentially on a `Vec` and in parallel on the shared region, with barriers
+//! between its phases and locks where it shares a sum or a queue; both runs give the
+//! same result, which the checksum compares (TSP: the optimum length, which is unique
+//! even where the optimal tour is not), and each kernel checks its own result too (a
+//! sorted permutation, a valid tour of the claimed length, `L * U = A`).
 //!
 //! ```
 //! use rhizome::World;
@@ -15,8 +20,11 @@
 //! assert_eq!(par[0].checksum, seq.checksum);
 //! ```
 
+pub mod lu;
 pub mod nbody;
+pub mod radix;
 pub mod sor;
+pub mod tsp;
 pub mod water;
 
 use rhizome::Ctx;
@@ -33,6 +41,18 @@ pub enum App {
     /// `molecules` molecules, `steps` time steps of half-shell pairwise forces, each
     /// molecule's force summed under its lock.
     Water { molecules: usize, steps: usize },
+    /// Blocked LU of an `n` x `n` diagonally dominant matrix in `block` x `block` blocks
+    /// (`block` divides `n`).
+    Lu { n: usize, block: usize },
+    /// The shortest round trip through `cities` cities (at most 64); partial tours of
+    /// fewer than `split` cities go back to the shared queue, longer ones are searched
+    /// by the thread that took them.
+    Tsp { cities: usize, split: usize },
+    /// Radix sort of `keys` 32-bit keys, 8 bits a pass.
+    Radix { keys: usize },
+    /// NBody with the paper's sequential phase: after each step one thread corrects
+    /// every body's velocity by the mean.
+    NbodyW { bodies: usize, steps: usize },
 }
 
 /// How a kernel's threads synchronise: barriers, and locks named by numbers.
@@ -67,8 +87,8 @@ impl Team for DsmThread<'_> {
     }
 }
 
-/// An array of `f64` that the application's threads share: a `Vec` in the sequential run,
-/// the shared region in the parallel one.
+/// An array of 64-bit words (read as `f64` or `u64`) that the application's threads
+/// share: a `Vec` in the sequential run, the shared region in the parallel one.
 #[derive(Clone, Copy)]
 pub struct Mem {
     ptr: *mut f64,
@@ -103,44 +123,74 @@ impl Mem {
         // SAFETY: as for `get`.
         unsafe { self.ptr.add(i).write(v) }
     }
+    /// Element `i` as an integer (its bits).
+    #[inline]
+    pub fn get_u64(&self, i: usize) -> u64 {
+        self.get(i).to_bits()
+    }
+    /// Sets element `i` to the bits of integer `v`.
+    #[inline]
+    pub fn set_u64(&self, i: usize, v: u64) {
+        self.set(i, f64::from_bits(v))
+    }
 }
 
 /// An application written once for any number of threads.
 trait Kernel: Sync {
-    /// Elements of the shared array.
-    fn words(&self) -> usize;
+    /// Elements of the shared array for `all` threads.
+    fn words(&self, all: usize) -> usize;
     /// Thread `id` of `all` initialises its part.
     fn init(&self, m: Mem, id: usize, all: usize);
     /// Thread `id` of `all` computes, synchronising through `team`.
     fn compute(&self, m: Mem, id: usize, all: usize, team: &dyn Team);
+    /// The result to compare with the sequential run's; by default the order-fixed sum
+    /// of the first `words` elements as bits.
+    fn checksum(&self, m: Mem, words: usize) -> u64 {
+        (0..words).map(|i| m.get(i)).sum::<f64>().to_bits()
+    }
+    /// Whether the result is right by the kernel's own test (beyond matching the
+    /// sequential run).
+    fn check(&self, _m: Mem) -> bool {
+        true
+    }
 }
 
 fn kernel(app: &App) -> Box<dyn Kernel> {
     match *app {
         App::Sor { n, iters } => Box::new(sor::Sor { n, iters }),
-        App::Nbody { bodies, steps } => Box::new(nbody::Nbody { bodies, steps }),
+        App::Nbody { bodies, steps } => Box::new(nbody::Nbody {
+            bodies,
+            steps,
+            sequential_phase: false,
+        }),
         App::Water { molecules, steps } => Box::new(water::Water { molecules, steps }),
+        App::Lu { n, block } => Box::new(lu::Lu { n, block }),
+        App::Tsp { cities, split } => Box::new(tsp::Tsp { cities, split }),
+        App::Radix { keys } => Box::new(radix::Radix { keys }),
+        App::NbodyW { bodies, steps } => Box::new(nbody::Nbody {
+            bodies,
+            steps,
+            sequential_phase: true,
+        }),
     }
 }
 
-/// The order-fixed sum of every element, as bits: equal bits, equal runs.
-fn checksum(m: Mem, words: usize) -> u64 {
-    (0..words).map(|i| m.get(i)).sum::<f64>().to_bits()
-}
-
-/// A timed run: seconds of the compute phase (initialisation excluded), the checksum, and
-/// for a parallel run the protocol counters summed over the PEs.
+/// A timed run: seconds of the compute phase (initialisation excluded), the checksum,
+/// whether the kernel's own check of its result passed, and for a parallel run the
+/// protocol counters summed over the PEs.
 #[derive(Clone, Copy, Debug)]
 pub struct Outcome {
     pub seconds: f64,
     pub checksum: u64,
+    pub valid: bool,
     pub stats: DsmStats,
 }
 
 /// The sequential run: the same code with one thread and no barriers.
 pub fn run_sequential(app: &App) -> Outcome {
     let k = kernel(app);
-    let mut v = vec![0.0; k.words()];
+    let words = k.words(1);
+    let mut v = vec![0.0; words];
     // SAFETY: the vector outlives the run and only this thread touches it.
     let m = unsafe { Mem::new(v.as_mut_ptr(), v.len()) };
     k.init(m, 0, 1);
@@ -149,7 +199,8 @@ pub fn run_sequential(app: &App) -> Outcome {
     let seconds = start.elapsed().as_secs_f64();
     Outcome {
         seconds,
-        checksum: checksum(m, k.words()),
+        checksum: k.checksum(m, words),
+        valid: k.check(m),
         stats: DsmStats::default(),
     }
 }
@@ -158,17 +209,18 @@ pub fn run_sequential(app: &App) -> Outcome {
 /// per PE; every PE returns the same outcome (PE 0's time).
 pub fn run_dsm(ctx: &Ctx, app: &App, threads: usize) -> Outcome {
     let k = kernel(app);
-    let bytes = k.words() * 8;
+    let words = k.words(ctx.num_pes() * threads);
+    let bytes = words * 8;
     let config = DsmConfig::default()
         .threads(threads)
         .region_bytes(bytes + (1 << 20));
     let dsm = Dsm::new(ctx, config).unwrap_or_else(|e| panic!("rhizome: error: {e}"));
     let shared = dsm
-        .alloc::<f64>(k.words())
+        .alloc::<f64>(words)
         .unwrap_or_else(|e| panic!("rhizome: error: {e}"));
     // SAFETY: the allocation lives as long as `dsm`; the kernels are data-race free
     // (each thread writes its own part, with barriers between reading and writing).
-    let m = unsafe { Mem::new(shared.as_ptr(), k.words()) };
+    let m = unsafe { Mem::new(shared.as_ptr(), words) };
     let out = dsm.run(ctx, |t| {
         let (id, all) = (t.global_id(), t.global_threads());
         k.init(m, id, all);
@@ -177,15 +229,21 @@ pub fn run_dsm(ctx: &Ctx, app: &App, threads: usize) -> Outcome {
         k.compute(m, id, all, t);
         t.barrier();
         let seconds = start.elapsed().as_secs_f64();
-        (seconds, (id == 0).then(|| checksum(m, k.words())))
+        (
+            seconds,
+            (id == 0).then(|| (k.checksum(m, words), k.check(m))),
+        )
     });
     let (seconds, sum) = out[0];
+    let (sum, valid) = sum.unzip();
     let stats = ctx.allreduce(dsm.stats(), |a, b| a + b);
     let seconds = ctx.broadcast(seconds, 0);
     let checksum = ctx.broadcast(sum.unwrap_or(0), 0);
+    let valid = ctx.broadcast(valid.unwrap_or(false), 0);
     Outcome {
         seconds,
         checksum,
+        valid,
         stats,
     }
 }

@@ -1,14 +1,18 @@
-//! The paper's NBody microbenchmark: bodies of 64 bytes (position, velocity, mass and
-//! padding: eight `f64`), split into contiguous blocks, one per thread. Each step every
-//! thread computes the acceleration of its bodies from all positions, waits at a barrier,
-//! then moves its bodies, and waits again: reads and writes never meet in one phase, so
-//! any split gives the sequential bits.
+//! The paper's NBody and NBodyW microbenchmarks: bodies of 64 bytes (position, velocity,
+//! mass and padding: eight `f64`), split into contiguous blocks, one per thread. Each
+//! step every thread computes the acceleration of its bodies from all positions, waits at
+//! a barrier, then moves its bodies, and waits again: reads and writes never meet in one
+//! phase, so any split gives the sequential bits. NBodyW adds the paper's sequential
+//! phase: one thread then writes every body (it removes the mean velocity, summed in
+//! body order), and the others wait at a third barrier.
 
 use super::{Kernel, Mem, Team};
 
 pub(crate) struct Nbody {
     pub(crate) bodies: usize,
     pub(crate) steps: usize,
+    /// NBodyW: thread 0 writes every body after each step.
+    pub(crate) sequential_phase: bool,
 }
 
 /// `f64`s per body: x y z, vx vy vz, mass, padding (64 bytes).
@@ -20,10 +24,20 @@ impl Nbody {
     fn mine(&self, id: usize, all: usize) -> std::ops::Range<usize> {
         id * self.bodies / all..(id + 1) * self.bodies / all
     }
+    /// The sequential phase: every body's velocity minus the mean velocity.
+    fn remove_mean_velocity(&self, m: Mem) {
+        for k in 0..3 {
+            let v = |b: usize| b * BODY + 3 + k;
+            let mean = (0..self.bodies).map(|b| m.get(v(b))).sum::<f64>() / self.bodies as f64;
+            for b in 0..self.bodies {
+                m.set(v(b), m.get(v(b)) - mean);
+            }
+        }
+    }
 }
 
 impl Kernel for Nbody {
-    fn words(&self) -> usize {
+    fn words(&self, _all: usize) -> usize {
         self.bodies * BODY
     }
 
@@ -69,6 +83,12 @@ impl Kernel for Nbody {
                 }
             }
             team.barrier();
+            if self.sequential_phase {
+                if id == 0 {
+                    self.remove_mean_velocity(m);
+                }
+                team.barrier();
+            }
         }
     }
 }

@@ -22,7 +22,7 @@ impl Sor {
 }
 
 impl Kernel for Sor {
-    fn words(&self) -> usize {
+    fn words(&self, _all: usize) -> usize {
         self.width() * self.width()
     }
 

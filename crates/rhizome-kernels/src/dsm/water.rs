@@ -43,7 +43,7 @@ impl Water {
 }
 
 impl Kernel for Water {
-    fn words(&self) -> usize {
+    fn words(&self, _all: usize) -> usize {
         9 * self.molecules
     }
 
