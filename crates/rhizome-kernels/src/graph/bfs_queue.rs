@@ -7,12 +7,13 @@
 //! pushed (the paper's write-only then read-only frontier). Each PE runs many cooperative
 //! tasks; a task pops a vertex (from any PE), fetches its neighbours from their owner,
 //! claims them all at once (a claim sets the parent if the vertex has none, at its
-//! owner), and pushes the vertices it claimed. A pop that finds the queue empty ends the
+//! owner), and pushes the vertices it claimed, all pushes together. A pop that finds the queue empty ends the
 //! task: nothing is pushed to the current queue during its level. The level ends when
 //! every PE's tasks have ended and every message has been handled; the search ends after
 //! a level that claimed nothing.
 
-use super::remote::Remote;
+use super::join::join_all;
+use super::remote::{NONE, Remote};
 use super::{DistGraph, Traversal};
 use rhizome::Ctx;
 use rhizome::coop::Coop;
@@ -58,12 +59,11 @@ pub(super) fn bfs(
                     while let Some(u) = current.pop().await {
                         let neighbors = remote.neighbors(u).await;
                         let previous = remote.claim_all(&neighbors, u).await;
-                        for (&v, p) in neighbors.iter().zip(previous) {
-                            if p == super::remote::NONE {
-                                claimed.set(claimed.get() + 1);
-                                next.push(v).await;
-                            }
-                        }
+                        let won = neighbors.iter().zip(previous).filter(|&(_, p)| p == NONE);
+                        let won: Vec<u64> = won.map(|(&v, _)| v).collect();
+                        claimed.set(claimed.get() + won.len() as u64);
+                        // All pushes in one combining round, not one commit each.
+                        join_all(won.into_iter().map(|v| next.push(v))).await;
                     }
                 });
             }

@@ -11,6 +11,7 @@
 //! labels, so every pair of roots joined by an edge is inserted. Then the set's owners
 //! read out their pairs and phases 2 and 3 follow (`components`).
 
+use super::join::join_all;
 use super::remote::{NONE, Remote};
 use super::{DistGraph, Traversal, components};
 use rhizome::Ctx;
@@ -41,13 +42,20 @@ pub(super) fn components(ctx: &Ctx, graph: &Rc<DistGraph>, mode: Mode, tasks: us
                     while let Some(u) = stack.pop() {
                         let neighbors = remote.neighbors(u).await;
                         let previous = remote.claim_all(&neighbors, r).await;
+                        let mut met = Vec::new();
                         for (&v, s) in neighbors.iter().zip(previous) {
                             if s == NONE {
                                 stack.push(v);
-                            } else if s != r {
-                                set.insert(r.min(s) << bits | r.max(s)).await;
+                            } else if s != r && !met.contains(&s) {
+                                met.push(s);
                             }
                         }
+                        // All inserts in one combining round, not one commit each.
+                        join_all(
+                            met.into_iter()
+                                .map(|s| set.insert(r.min(s) << bits | r.max(s))),
+                        )
+                        .await;
                     }
                 }
             });
