@@ -20,6 +20,7 @@ pub(super) struct Remote<'c> {
     labels: Rc<RefCell<Vec<u64>>>,
     adjacency: CallAm<u64, Vec<u64>>,
     claim: CallAm<(u64, u64), u64>,
+    claim_many: CallAm<(Vec<u64>, u64), Vec<u64>>,
 }
 
 /// A claim in flight: answered at once for a local vertex, by its owner otherwise.
@@ -59,12 +60,18 @@ impl<'c> Remote<'c> {
         let (g, l) = (graph.clone(), labels.clone());
         let claim =
             ctx.register_call(move |_, (v, label): (u64, u64)| claim_at(&l, g.index(v), label));
+        let (g, l) = (graph.clone(), labels.clone());
+        let claim_many = ctx.register_call(move |_, (vs, label): (Vec<u64>, u64)| {
+            let claims = vs.iter().map(|&v| claim_at(&l, g.index(v), label));
+            claims.collect::<Vec<u64>>()
+        });
         Remote {
             coop: coop.clone(),
             graph: graph.clone(),
             labels,
             adjacency,
             claim,
+            claim_many,
         }
     }
 
@@ -89,12 +96,38 @@ impl<'c> Remote<'c> {
         }
     }
 
-    /// Claims of all of `vs` for `label`, all in flight together; the labels they had.
+    /// Claims of all of `vs` for `label`, all in flight together, one message per owner
+    /// (not per vertex); the labels they had.
     pub(super) async fn claim_all(&self, vs: &[u64], label: u64) -> Vec<u64> {
-        let claims: Vec<Claim<'c>> = vs.iter().map(|&v| self.claim(v, label)).collect();
-        let mut previous = Vec::with_capacity(claims.len());
-        for c in claims {
-            previous.push(c.previous().await);
+        let mut previous = vec![NONE; vs.len()];
+        // The remote vertices by owner, with their places in `vs`.
+        let mut remote: Vec<(usize, Vec<u64>, Vec<usize>)> = Vec::new();
+        for (i, &v) in vs.iter().enumerate() {
+            if self.graph.is_local(v) {
+                previous[i] = claim_at(&self.labels, self.graph.index(v), label);
+                continue;
+            }
+            let owner = self.graph.owner(v);
+            let k = match remote.iter().position(|r| r.0 == owner) {
+                Some(k) => k,
+                None => {
+                    remote.push((owner, Vec::new(), Vec::new()));
+                    remote.len() - 1
+                }
+            };
+            remote[k].1.push(v);
+            remote[k].2.push(i);
+        }
+        let mut places = Vec::with_capacity(remote.len());
+        let mut replies = Vec::with_capacity(remote.len());
+        for (owner, batch, at) in remote {
+            replies.push(self.coop.call(owner, self.claim_many, &(batch, label)));
+            places.push(at);
+        }
+        for (reply, at) in replies.into_iter().zip(places) {
+            for (p, i) in reply.await.into_iter().zip(at) {
+                previous[i] = p;
+            }
         }
         previous
     }
