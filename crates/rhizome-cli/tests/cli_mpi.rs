@@ -3,7 +3,8 @@
 //! records, which name the `mpi` transport and 2 PEs; `reach` spreads its node table over
 //! 2 and 4 ranks with the answers of one, and ends on every rank when one rank is killed
 //! mid-run; `bench bale` checks every
-//! implementation of its kernels under `-np 2` and `-np 4`; `bench dsm all` runs every
+//! implementation of its kernels under `-np 2` and `-np 4`, and so does `bench graph`
+//! (BFS trees validated, components against a union-find); `bench dsm all` runs every
 //! DSM application on the shared region across 2 ranks with 2 threads each, checked
 //! against its sequential run.
 //!
@@ -238,6 +239,20 @@ fn a_rank_killed_mid_run_ends_every_rank() {
     assert!(!o.stderr.contains("panicked"), "{}", o.context());
 }
 
+/// `mpirun -np NP rhizome ARGS --json -`, which must succeed with records that all name
+/// the `mpi` transport and NP PEs and have a positive value.
+fn mpi_records(np: usize, args: &[&str]) -> (Outcome, Vec<Value>) {
+    let o = mpirun_on(np, &[args, &["--json", "-"]].concat());
+    assert_eq!(o.code, Some(0), "{}", o.context());
+    let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
+    for r in &records {
+        assert_eq!(r["transport"], "mpi");
+        assert_eq!(r["pes"], np);
+        assert!(r["value"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+    }
+    (o, records)
+}
+
 #[test]
 fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
     for np in [2, 4] {
@@ -246,9 +261,7 @@ fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
             let args = [
                 "bench", "bale", kernel, "-n", "20000", "-T", "100", "-b", "5",
             ];
-            let o = mpirun_on(np, &[&args[..], &["--repeat", "1", "--json", "-"]].concat());
-            assert_eq!(o.code, Some(0), "{}", o.context());
-            let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
+            let (o, records) = mpi_records(np, &[&args[..], &["--repeat", "1"]].concat());
             let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
             let want: Vec<String> = ["agp", "conveyor", "context", "selector"]
                 .iter()
@@ -256,11 +269,28 @@ fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
                 .collect();
             assert_eq!(names, want, "{}", o.context());
             for r in &records {
-                assert_eq!(r["transport"], "mpi");
-                assert_eq!(r["pes"], np);
                 assert_eq!(r["result"], "checked");
-                assert!(r["value"].as_f64().is_some_and(|v| v > 0.0), "{r}");
             }
         }
+    }
+}
+
+#[test]
+fn bench_graph_checks_every_implementation_on_2_and_4_ranks() {
+    let launches = [2, 4]
+        .into_iter()
+        .flat_map(|np| ["bfs", "cc"].map(|k| (np, k)));
+    for (np, kernel) in launches {
+        let small = ["--scale", "9", "--tasks", "64", "--repeat", "1"];
+        let (o, records) = mpi_records(np, &[&["bench", "graph", kernel][..], &small].concat());
+        // Every run checked (a BFS tree validated, components against a union-find),
+        // or the command fails.
+        let rates: Vec<&str> = records
+            .iter()
+            .filter(|r| r["unit"] == "MTEPS")
+            .filter_map(|r| r["name"].as_str())
+            .collect();
+        let want = ["combining", "none", "tuned"].map(|i| format!("graph {kernel} scale 9 {i}"));
+        assert_eq!(rates, want, "{}", o.context());
     }
 }

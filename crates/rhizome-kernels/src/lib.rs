@@ -13,6 +13,8 @@
 //!   memory, checked against their sequential runs;
 //! - [`dht`]: throughput and round trips of the distributed hash table's find-or-put;
 //! - [`fc`]: throughput of the flat-combining global stack and queue in each mode;
+//! - [`graph`]: Graph500 Kronecker graphs, BFS and connected components on the
+//!   flat-combining queue and set and on hand-tuned frontiers, checked, in MTEPS;
 //! - [`comm`]: latency and rate of one-sided operations, calls, aggregated messages and
 //!   collectives;
 //! - `raw_mpi` (cargo feature `mpi`): the same communication operations written
@@ -39,6 +41,7 @@ pub mod dht;
 pub mod dsm;
 pub mod fc;
 pub mod fib;
+pub mod graph;
 pub mod nqueens;
 #[cfg(feature = "mpi")]
 pub mod raw_mpi;

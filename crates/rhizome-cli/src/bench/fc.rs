@@ -115,50 +115,43 @@ pub fn run(args: FcArgs) -> anyhow::Result<()> {
     };
     let mut records = Vec::new();
     for pes in pe_counts {
-        let results = World::builder()
-            .pes(pes)
-            .run(|ctx| -> Result<_, String> {
-                let mut rows = Vec::new();
-                for &s in &structures {
-                    let keyed = matches!(s, Structure::Set | Structure::Map);
-                    let ranges = if keyed { &args.key_bits[..] } else { &[0][..] };
-                    for (&mix, &key_bits) in mixes
-                        .iter()
-                        .flat_map(|m| ranges.iter().map(move |k| (m, k)))
-                    {
-                        for &mode in &modes {
-                            if keyed && mode == Mode::Centralized {
-                                continue;
-                            }
-                            let ops = if mode == Mode::None && !keyed {
-                                args.ops / 16
-                            } else {
-                                args.ops
-                            };
-                            let w = Workload {
-                                mix,
-                                tasks: args.tasks,
-                                ops,
-                                key_bits,
-                            };
-                            let mut runs = (0..args.repeat)
-                                .map(|_| throughput(ctx, s, mode, w))
-                                .collect::<Result<Vec<_>, _>>()?;
-                            runs.sort_by(|a, b| a.rate().total_cmp(&b.rate()));
-                            rows.push((s, mix, key_bits, mode, runs[runs.len() / 2]));
+        let results = World::builder().pes(pes).run(|ctx| -> Result<_, String> {
+            let mut rows = Vec::new();
+            for &s in &structures {
+                let keyed = matches!(s, Structure::Set | Structure::Map);
+                let ranges = if keyed { &args.key_bits[..] } else { &[0][..] };
+                for (&mix, &key_bits) in mixes
+                    .iter()
+                    .flat_map(|m| ranges.iter().map(move |k| (m, k)))
+                {
+                    for &mode in &modes {
+                        if keyed && mode == Mode::Centralized {
+                            continue;
                         }
+                        let ops = if mode == Mode::None && !keyed {
+                            args.ops / 16
+                        } else {
+                            args.ops
+                        };
+                        let w = Workload {
+                            mix,
+                            tasks: args.tasks,
+                            ops,
+                            key_bits,
+                        };
+                        let mut runs = (0..args.repeat)
+                            .map(|_| throughput(ctx, s, mode, w))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        runs.sort_by(|a, b| a.rate().total_cmp(&b.rate()));
+                        rows.push((s, mix, key_bits, mode, runs[runs.len() / 2]));
                     }
                 }
-                Ok((ctx.my_pe(), ctx.transport_name(), ctx.num_pes(), rows))
-            })
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let Some(first) = results.into_iter().next() else {
-            continue;
-        };
-        let (me, transport, pes, rows) = first.map_err(|e| anyhow::anyhow!("{e}"))?;
-        if me != 0 {
+            }
+            Ok((ctx.my_pe(), ctx.transport_name(), ctx.num_pes(), rows))
+        });
+        let Some((transport, pes, rows)) = super::record::pe0_rows(results)? else {
             return Ok(());
-        }
+        };
         let mut none = (0.0, 0.0);
         for (s, mix, key_bits, mode, t) in rows {
             let keys = if key_bits > 0 {

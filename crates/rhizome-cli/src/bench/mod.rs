@@ -9,6 +9,7 @@ mod dht;
 mod dsm;
 mod fc;
 mod fib;
+mod graph;
 pub(crate) mod record;
 mod tasks;
 
@@ -41,6 +42,9 @@ enum BenchKind {
     /// Flat combining: global stack and queue throughput and operations per message,
     /// without combining, combining at the master and combining on every PE.
     Fc(fc::FcArgs),
+    /// Graph500-style BFS and connected components on a Kronecker graph: MTEPS of the
+    /// combining queue or set, the same without combining, and a hand-tuned version.
+    Graph(graph::GraphArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -52,5 +56,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Dht(a) => dht::run(a),
         BenchKind::Dsm(a) => dsm::run(a),
         BenchKind::Fc(a) => fc::run(a),
+        BenchKind::Graph(a) => graph::run(a),
     }
 }

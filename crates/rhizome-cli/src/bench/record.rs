@@ -112,6 +112,23 @@ pub fn check_json(path: Option<&Path>) -> anyhow::Result<()> {
 
 /// The table, and the JSON records if asked for: to a file, or to stdout with `-` (the
 /// table then on stderr, so that stdout is the JSON alone).
+/// What a benchmark's world returns on each PE: its PE number, transport name, PE
+/// count and rows (or the kernel's refusal).
+pub type PeRows<T> = Result<(usize, &'static str, usize, T), String>;
+
+/// PE 0's transport, PE count and rows from a world's results; `None` on another rank
+/// of an MPI launch (only PE 0's rank reports). A failed run or kernel is an error.
+pub fn pe0_rows<T>(
+    results: Result<Vec<PeRows<T>>, rhizome::RunError>,
+) -> anyhow::Result<Option<(&'static str, usize, T)>> {
+    let results = results.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let Some(first) = results.into_iter().next() else {
+        return Ok(None);
+    };
+    let (me, transport, pes, rows) = first.map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((me == 0).then_some((transport, pes, rows)))
+}
+
 pub fn report(records: &[Record], json: Option<&Path>) -> anyhow::Result<()> {
     report_with(records, records, json)
 }

@@ -95,6 +95,8 @@ pub struct Flat<'c, C: Combine> {
     mode: Mode,
     capacity: usize,
     commit: CallAm<C::Batch, C::Answer>,
+    /// This PE's part of the structure, which the commit handler changes.
+    master: Rc<RefCell<C::Master>>,
     lock: GlobalLock,
     current: RefCell<Rc<RefCell<Round<C>>>>,
     in_flight: Cell<bool>,
@@ -112,7 +114,8 @@ impl<'c, C: Combine> Flat<'c, C> {
             capacity > 0,
             "a combining buffer holds at least one operation"
         );
-        let state: Rc<RefCell<C::Master>> = Rc::default();
+        let master: Rc<RefCell<C::Master>> = Rc::default();
+        let state = master.clone();
         let commit = coop
             .ctx()
             .register_call(move |_, batch| C::apply(&mut state.borrow_mut(), batch));
@@ -122,6 +125,7 @@ impl<'c, C: Combine> Flat<'c, C> {
             mode,
             capacity,
             commit,
+            master,
             current: RefCell::default(),
             in_flight: Cell::new(false),
             space: CondVar::new(),
@@ -136,6 +140,13 @@ impl<'c, C: Combine> Flat<'c, C> {
             ops: self.ops.get(),
             messages: self.messages.get(),
         }
+    }
+
+    /// This PE's part of the structure as it is now. Only a quiescent structure (no
+    /// operation in flight on any PE, as after [`Coop::run`] returns) reads consistently:
+    /// a structure written in one phase and read in the next, as the graph kernels do.
+    pub fn master(&self) -> std::cell::Ref<'_, C::Master> {
+        self.master.borrow()
     }
 
     /// The combining mode.

@@ -11,9 +11,11 @@
 //! - **One commit, one batch per owner**, all in flight together; each owner applies its
 //!   batch's inserts, then its lookups, in one handler (they are all concurrent).
 //! - **Duplicate insert on a map** replaces the value (an upsert); on a set it does
-//!   nothing. **Delete, size and iteration** are not offered (a size read while other
-//!   PEs insert is stale at once; no application here needs them). **Capacity**: an
-//!   owner's cells grow with the keys it holds.
+//!   nothing. **Delete and size** are not offered (a size read while other PEs insert
+//!   is stale at once; no application here needs them). **Iteration** only of a
+//!   quiescent structure, each PE reading the entries it owns (`owned_keys`,
+//!   `owned_entries`): a set written in one phase and read in the next (connected
+//!   components' root pairs). **Capacity**: an owner's cells grow with the keys it holds.
 
 use super::flat::{Combine, Flat, Offer};
 use super::{Mode, Stats};
@@ -159,6 +161,14 @@ impl<'c, V: Message + Clone> GlobalMap<'c, V> {
         self.flat.apply(MapOp::Lookup(key)).await
     }
 
+    /// The entries this PE owns (in no particular order). Not an operation of the
+    /// structure: read it only when the map is quiescent (after [`Coop::run`] returned
+    /// on every PE), for instance to read out in one phase what the previous one wrote.
+    pub fn owned_entries(&self) -> Vec<(u64, V)> {
+        let cells = self.flat.master();
+        cells.iter().map(|(&k, v)| (k, v.clone())).collect()
+    }
+
     /// This PE's counters so far.
     pub fn stats(&self) -> Stats {
         self.flat.stats()
@@ -193,6 +203,13 @@ impl<'c> GlobalSet<'c> {
     /// Whether `key` is in the set.
     pub async fn contains(&self, key: u64) -> bool {
         self.map.lookup(key).await.is_some()
+    }
+
+    /// The keys this PE owns (in no particular order); as
+    /// [`GlobalMap::owned_entries`], only when the set is quiescent. Every key of the set
+    /// is owned by exactly one PE.
+    pub fn owned_keys(&self) -> Vec<u64> {
+        self.map.flat.master().keys().copied().collect()
     }
 
     /// This PE's counters so far.
