@@ -3,7 +3,8 @@
 //! records, which name the `mpi` transport and 2 PEs; `reach` spreads its node table over
 //! 2 and 4 ranks with the answers of one, and ends on every rank when one rank is killed
 //! mid-run; `bench bale` checks every
-//! implementation of its kernels under `-np 2` and `-np 4`.
+//! implementation of its kernels (histogram, index-gather, permute, randperm, transpose,
+//! triangles, toposort) under `-np 2` and `-np 4`.
 //!
 //! Each launch has a generous time limit so that a hang fails the test instead of
 //! blocking it, and launches run one at a time; nothing here measures time.
@@ -220,6 +221,42 @@ fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
             let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
             let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
             let want: Vec<String> = ["agp", "conveyor", "context"]
+                .iter()
+                .map(|i| format!("bale {kernel} ({i})"))
+                .collect();
+            assert_eq!(names, want, "{}", o.context());
+            for r in &records {
+                assert_eq!(r["transport"], "mpi");
+                assert_eq!(r["pes"], np);
+                assert_eq!(r["result"], "checked");
+                assert!(r["value"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bench_bale_matrix_kernels_check_every_version_on_2_and_4_ranks() {
+    let cases: [(&str, &[&str], &[&str]); 5] = [
+        (
+            "permute",
+            &["-n", "300", "-z", "4"],
+            &["agp", "conveyor", "context"],
+        ),
+        ("randperm", &["-n", "3000"], &["agp", "conveyor"]),
+        ("transpose", &["-n", "300", "-z", "4"], &["agp", "conveyor"]),
+        ("triangles", &["--scale", "9"], &["agp", "conveyor"]),
+        ("toposort", &["-n", "300", "-z", "4"], &["agp", "conveyor"]),
+    ];
+    for np in [2, 4] {
+        for (kernel, sizes, imps) in cases {
+            // Buffers of 5 items: many refusals and flushes between the ranks.
+            let args = ["bench", "bale", kernel, "-b", "5", "--repeat", "1"];
+            let o = mpirun_on(np, &[&args[..], sizes, &["--json", "-"]].concat());
+            assert_eq!(o.code, Some(0), "{}", o.context());
+            let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
+            let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
+            let want: Vec<String> = imps
                 .iter()
                 .map(|i| format!("bale {kernel} ({i})"))
                 .collect();
