@@ -41,12 +41,14 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<Str
 }
 
 /// This PE's rows of the input: `U[i][j]` (unit upper-triangular, Erdős–Rényi above the
-/// diagonal) at `[p[i]][q[j]]` for random permutations `p` and `q`.
+/// diagonal, `opts.nonzeros` per row on average with the diagonal) at `[p[i]][q[j]]` for random permutations `p` and `q`.
 fn input(opts: &Options, me: usize, pes: usize, n: usize) -> Matrix {
     let p = spmat::permutation(opts.seed, 3, n);
     let q = spmat::permutation(opts.seed, 4, n);
     let pinv = spmat::inverse(&p);
-    let density = spmat::density(opts.nonzeros, n);
+    // As in Bale, `-z` counts the diagonal: row `i` has `n - 1 - i` places above it, on
+    // average `(n - 1) / 2`, for `z - 1` nonzeros on average.
+    let density = spmat::density(2 * opts.nonzeros.saturating_sub(1), n.max(2) - 1);
     Matrix::from_rows(
         n,
         (me..n).step_by(pes).map(|t| {
