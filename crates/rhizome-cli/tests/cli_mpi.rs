@@ -208,29 +208,34 @@ fn a_rank_killed_mid_run_ends_every_rank() {
     assert!(!o.stderr.contains("panicked"), "{}", o.context());
 }
 
+/// `bench bale KERNEL SIZES` on `np` ranks with buffers of 5 items (many refusals and
+/// flushes between the ranks): one checked record of the `mpi` transport per version in
+/// `imps`, in that order.
+fn bench_bale_on(np: usize, kernel: &str, sizes: &[&str], imps: &[&str]) {
+    let args = ["bench", "bale", kernel, "-b", "5", "--repeat", "1"];
+    let o = mpirun_on(np, &[&args[..], sizes, &["--json", "-"]].concat());
+    assert_eq!(o.code, Some(0), "{}", o.context());
+    let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
+    let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
+    let want: Vec<String> = imps
+        .iter()
+        .map(|i| format!("bale {kernel} ({i})"))
+        .collect();
+    assert_eq!(names, want, "{}", o.context());
+    for r in &records {
+        assert_eq!(r["transport"], "mpi");
+        assert_eq!(r["pes"], np);
+        assert_eq!(r["result"], "checked");
+        assert!(r["value"].as_f64().is_some_and(|v| v > 0.0), "{r}");
+    }
+}
+
 #[test]
 fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
     for np in [2, 4] {
         for kernel in ["histogram", "index-gather"] {
-            // Buffers of 5 items: many refusals and flushes between the ranks.
-            let args = [
-                "bench", "bale", kernel, "-n", "20000", "-T", "100", "-b", "5",
-            ];
-            let o = mpirun_on(np, &[&args[..], &["--repeat", "1", "--json", "-"]].concat());
-            assert_eq!(o.code, Some(0), "{}", o.context());
-            let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
-            let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
-            let want: Vec<String> = ["agp", "conveyor", "context"]
-                .iter()
-                .map(|i| format!("bale {kernel} ({i})"))
-                .collect();
-            assert_eq!(names, want, "{}", o.context());
-            for r in &records {
-                assert_eq!(r["transport"], "mpi");
-                assert_eq!(r["pes"], np);
-                assert_eq!(r["result"], "checked");
-                assert!(r["value"].as_f64().is_some_and(|v| v > 0.0), "{r}");
-            }
+            let sizes = ["-n", "20000", "-T", "100"];
+            bench_bale_on(np, kernel, &sizes, &["agp", "conveyor", "context"]);
         }
     }
 }
@@ -250,23 +255,7 @@ fn bench_bale_matrix_kernels_check_every_version_on_2_and_4_ranks() {
     ];
     for np in [2, 4] {
         for (kernel, sizes, imps) in cases {
-            // Buffers of 5 items: many refusals and flushes between the ranks.
-            let args = ["bench", "bale", kernel, "-b", "5", "--repeat", "1"];
-            let o = mpirun_on(np, &[&args[..], sizes, &["--json", "-"]].concat());
-            assert_eq!(o.code, Some(0), "{}", o.context());
-            let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
-            let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
-            let want: Vec<String> = imps
-                .iter()
-                .map(|i| format!("bale {kernel} ({i})"))
-                .collect();
-            assert_eq!(names, want, "{}", o.context());
-            for r in &records {
-                assert_eq!(r["transport"], "mpi");
-                assert_eq!(r["pes"], np);
-                assert_eq!(r["result"], "checked");
-                assert!(r["value"].as_f64().is_some_and(|v| v > 0.0), "{r}");
-            }
+            bench_bale_on(np, kernel, sizes, imps);
         }
     }
 }
