@@ -1321,5 +1321,5 @@ fn bench_bale_records_each_implementation_checked() {
         &rhizome(&["bench", "bale", "histogram", "--impl", "nope"]),
         &["nope"],
     );
-    usage_error(&rhizome(&["bench", "bale", "toposort"]), &["toposort"]);
+    usage_error(&rhizome(&["bench", "bale", "sorting"]), &["sorting"]);
 }

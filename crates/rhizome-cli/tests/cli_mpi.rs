@@ -3,10 +3,11 @@
 //! records, which name the `mpi` transport and 2 PEs; `reach` spreads its node table over
 //! 2 and 4 ranks with the answers of one, and ends on every rank when one rank is killed
 //! mid-run; `bench bale` checks every
-//! implementation of its kernels under `-np 2` and `-np 4`, and so does `bench graph`
-//! (BFS trees validated, components against a union-find); `bench dsm all` runs every
-//! DSM application on the shared region across 2 ranks with 2 threads each, checked
-//! against its sequential run.
+//! implementation of its kernels (histogram, index-gather, permute, randperm, transpose,
+//! triangles, toposort) under `-np 2` and `-np 4`, and so does `bench graph` (BFS trees
+//! validated, components against a union-find); `bench dsm all` runs every DSM application
+//! on the shared region across 2 ranks with 2 threads each, checked against its
+//! sequential run.
 //!
 //! Each launch has a generous time limit so that a hang fails the test instead of
 //! blocking it, and launches run one at a time; nothing here measures time.
@@ -253,24 +254,49 @@ fn mpi_records(np: usize, args: &[&str]) -> (Outcome, Vec<Value>) {
     (o, records)
 }
 
+/// `bench bale KERNEL SIZES` on `np` ranks with buffers of 5 items (many refusals and
+/// flushes between the ranks): one checked record of the `mpi` transport per version in
+/// `imps`, in that order.
+fn bench_bale_on(np: usize, kernel: &str, sizes: &[&str], imps: &[&str]) {
+    let args = ["bench", "bale", kernel, "-b", "5", "--repeat", "1"];
+    let (o, records) = mpi_records(np, &[&args[..], sizes].concat());
+    let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
+    let want: Vec<String> = imps
+        .iter()
+        .map(|i| format!("bale {kernel} ({i})"))
+        .collect();
+    assert_eq!(names, want, "{}", o.context());
+    for r in &records {
+        assert_eq!(r["result"], "checked");
+    }
+}
+
 #[test]
 fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
     for np in [2, 4] {
         for kernel in ["histogram", "index-gather"] {
-            // Buffers of 5 items: many refusals and flushes between the ranks.
-            let args = [
-                "bench", "bale", kernel, "-n", "20000", "-T", "100", "-b", "5",
-            ];
-            let (o, records) = mpi_records(np, &[&args[..], &["--repeat", "1"]].concat());
-            let names: Vec<&str> = records.iter().filter_map(|r| r["name"].as_str()).collect();
-            let want: Vec<String> = ["agp", "conveyor", "context", "selector"]
-                .iter()
-                .map(|i| format!("bale {kernel} ({i})"))
-                .collect();
-            assert_eq!(names, want, "{}", o.context());
-            for r in &records {
-                assert_eq!(r["result"], "checked");
-            }
+            let sizes = ["-n", "20000", "-T", "100"];
+            bench_bale_on(np, kernel, &sizes, &["agp", "conveyor", "context", "selector"]);
+        }
+    }
+}
+
+#[test]
+fn bench_bale_matrix_kernels_check_every_version_on_2_and_4_ranks() {
+    let cases: [(&str, &[&str], &[&str]); 5] = [
+        (
+            "permute",
+            &["-n", "300", "-z", "4"],
+            &["agp", "conveyor", "context"],
+        ),
+        ("randperm", &["-n", "3000"], &["agp", "conveyor"]),
+        ("transpose", &["-n", "300", "-z", "4"], &["agp", "conveyor"]),
+        ("triangles", &["--scale", "9"], &["agp", "conveyor"]),
+        ("toposort", &["-n", "300", "-z", "4"], &["agp", "conveyor"]),
+    ];
+    for np in [2, 4] {
+        for (kernel, sizes, imps) in cases {
+            bench_bale_on(np, kernel, sizes, imps);
         }
     }
 }

@@ -124,6 +124,7 @@ fn bale_kernels_give_the_checked_result_every_way() {
                 table: 37,
                 buffer,
                 seed: pes as u64,
+                ..Options::default()
             };
             let out = World::builder()
                 .pes(pes)
@@ -144,4 +145,82 @@ fn bale_kernels_give_the_checked_result_every_way() {
             }
         }
     }
+}
+
+#[test]
+fn bale_matrix_kernels_give_the_checked_result_every_way() {
+    use rhizome_kernels::bale::{Impl, Kernel, Options};
+    let kernels = [
+        Kernel::Permute,
+        Kernel::Randperm,
+        Kernel::Transpose,
+        Kernel::Triangles,
+        Kernel::Toposort,
+    ];
+    for pes in [1, 2, 4] {
+        // Buffers of 3 items force refusals and many flushes; `None` is the default size.
+        for buffer in [Some(3), None] {
+            let opts = Options {
+                updates: 60,
+                buffer,
+                seed: 10 + pes as u64,
+                nonzeros: 5,
+                scale: 8,
+                ..Options::default()
+            };
+            let out = World::builder()
+                .pes(pes)
+                .run(|ctx| {
+                    let mut all = Vec::new();
+                    for kernel in kernels {
+                        for imp in Impl::ALL {
+                            if kernel.supports(imp).is_ok() {
+                                all.push((kernel, imp, kernel.run(ctx, imp, &opts)));
+                            }
+                        }
+                    }
+                    all
+                })
+                .expect("the run succeeds");
+            for results in out {
+                // Agp and Conveyor for all five, Context for permute.
+                assert_eq!(results.len(), 11);
+                for (kernel, imp, r) in results {
+                    let what = format!("{kernel:?} {imp:?} on {pes} PEs, buffer {buffer:?}");
+                    let o = r.unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let want = match kernel {
+                        Kernel::Randperm | Kernel::Toposort => Some(60 * pes as u64),
+                        _ => None,
+                    };
+                    if let Some(w) = want {
+                        assert_eq!(o.updates, w, "{what}");
+                    }
+                    assert!(o.updates > 0 && o.seconds >= 0.0, "{what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bale_kernels_without_a_context_version_refuse_it_with_the_reason() {
+    use rhizome_kernels::bale::{Impl, Kernel, Options};
+    let out = World::builder()
+        .pes(2)
+        .run(|ctx| {
+            [
+                Kernel::Randperm,
+                Kernel::Transpose,
+                Kernel::Triangles,
+                Kernel::Toposort,
+            ]
+            .map(|k| k.run(ctx, Impl::Context, &Options::default()))
+        })
+        .expect("the run succeeds");
+    for r in &out[0] {
+        let e = r.as_ref().expect_err("no context version");
+        assert!(e.contains("has no context version"), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+    assert!(Kernel::Permute.supports(Impl::Context).is_ok());
 }

@@ -1,5 +1,6 @@
 //! `rhizome bench bale KERNEL`: Bale's kernels (`rhizome_kernels::bale`), one record per
-//! implementation with its rate in updates per second; every run's result is checked.
+//! implementation with its rate in items per second (updates, nonzeros, entries, edges or
+//! rows: the kernel's unit); every run's result is checked.
 
 use super::record::{BenchOpts, Record};
 use clap::{Args, ValueEnum};
@@ -12,6 +13,16 @@ enum KernelArg {
     Histogram,
     /// Random reads of a distributed table.
     IndexGather,
+    /// Rows and columns of a sparse matrix permuted.
+    Permute,
+    /// A random permutation by dart throwing.
+    Randperm,
+    /// A sparse matrix transposed.
+    Transpose,
+    /// Triangles of an R-MAT graph.
+    Triangles,
+    /// A triangular order of a permuted upper-triangular matrix.
+    Toposort,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -35,12 +46,19 @@ pub struct BaleArgs {
     /// Which implementation(s) to run.
     #[arg(long = "impl", value_enum, default_value_t = ImplArg::All)]
     imp: ImplArg,
-    /// Updates (histogram) or requests (index-gather) per PE, as Bale's `-n`.
-    #[arg(short = 'n', long = "updates", default_value_t = 1_000_000)]
-    updates: usize,
+    /// Updates (histogram), requests (index-gather), rows (permute, transpose, toposort)
+    /// or entries (randperm) per PE, as Bale's `-n` [default: 1000000; 100000 rows].
+    #[arg(short = 'n', long = "updates")]
+    updates: Option<usize>,
     /// Table entries per PE, as Bale's `-T`.
     #[arg(short = 'T', long = "table-size", default_value_t = 1000)]
     table: usize,
+    /// Nonzeros per row on average (permute, transpose, toposort), as Bale's `-z`.
+    #[arg(short = 'z', long = "nonzeros", default_value_t = 10)]
+    nonzeros: usize,
+    /// The R-MAT graph of `triangles` has 2^SCALE vertices (edge factor 16).
+    #[arg(short = 'S', long = "scale", default_value_t = 14)]
+    scale: u32,
     /// Items per conveyor buffer, as Bale's `-b` (default: the aggregation buffer size).
     #[arg(short = 'b', long = "buffer")]
     buffer: Option<usize>,
@@ -56,13 +74,21 @@ pub struct BaleArgs {
 
 pub fn run(args: BaleArgs) -> anyhow::Result<()> {
     args.opts.check()?;
-    if args.updates == 0 || args.table == 0 || args.buffer == Some(0) {
+    if args.updates == Some(0) || args.table == 0 || args.buffer == Some(0) {
         anyhow::bail!("-n, -T and -b must be at least 1");
     }
     let kernel = match args.kernel {
         KernelArg::Histogram => Kernel::Histogram,
         KernelArg::IndexGather => Kernel::IndexGather,
+        KernelArg::Permute => Kernel::Permute,
+        KernelArg::Randperm => Kernel::Randperm,
+        KernelArg::Transpose => Kernel::Transpose,
+        KernelArg::Triangles => Kernel::Triangles,
+        KernelArg::Toposort => Kernel::Toposort,
     };
+    if kernel == Kernel::Triangles && !(1..=28).contains(&args.scale) {
+        anyhow::bail!("--scale must be 1 to 28");
+    }
     let imps: Vec<Impl> = match args.imp {
         ImplArg::Agp => vec![Impl::Agp],
         ImplArg::Conveyor => vec![Impl::Conveyor],
@@ -70,11 +96,36 @@ pub fn run(args: BaleArgs) -> anyhow::Result<()> {
         ImplArg::Selector => vec![Impl::Selector],
         ImplArg::All => Impl::ALL.to_vec(),
     };
+    // `all` means every version the kernel has; one asked for by name must exist.
+    let imps: Vec<Impl> = if args.imp == ImplArg::All {
+        imps.into_iter()
+            .filter(|&i| kernel.supports(i).is_ok())
+            .collect()
+    } else {
+        imps
+    };
+    for &imp in &imps {
+        if let Err(why) = kernel.supports(imp) {
+            anyhow::bail!(
+                "bale {} has no {} version: {why}",
+                kernel.name(),
+                imp.name()
+            );
+        }
+    }
+    let rows = matches!(
+        kernel,
+        Kernel::Permute | Kernel::Transpose | Kernel::Toposort
+    );
     let opts = Options {
-        updates: args.updates,
+        updates: args
+            .updates
+            .unwrap_or(if rows { 100_000 } else { 1_000_000 }),
         table: args.table,
         buffer: args.buffer,
         seed: args.seed,
+        nonzeros: args.nonzeros,
+        scale: args.scale,
     };
     let repeat = args.repeat.max(1);
     let pes = args.opts.runtime.pes.unwrap_or(2);
@@ -108,7 +159,7 @@ pub fn run(args: BaleArgs) -> anyhow::Result<()> {
             pes,
             workers: 1,
             value: rate,
-            unit: "updates/s".into(),
+            unit: kernel.unit().into(),
             baseline: None,
             baseline_name: None,
             result: Some("checked".into()),

@@ -2,7 +2,7 @@
 //! entries per PE into a local array. Checked: every value read against the table's
 //! defining function.
 
-use super::{Impl, Options, indices, place, timed};
+use super::{Impl, Options, exchange, indices, place, timed};
 use rhizome::Ctx;
 
 /// The value of global entry `g` (distinct per entry, not its index).
@@ -41,7 +41,11 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
         }
         Impl::Conveyor => {
             let mut got = vec![0u64; requests.len()];
-            let seconds = timed(ctx, || conveyors(ctx, opts, &part, &requests, &mut got));
+            let asks: Vec<(u64, usize)> =
+                requests.iter().map(|&(pe, off)| (off as u64, pe)).collect();
+            let seconds = timed(ctx, || {
+                exchange::gather(ctx, opts, &asks, |off| part[off as usize], &mut got)
+            });
             (seconds, got)
         }
         Impl::Selector => {
@@ -55,42 +59,6 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
         seconds,
         bad.map(|i| format!("read {i} (entry {}) gave {}", wanted[i], got[i])),
     )
-}
-
-/// Bale's conveyor index-gather: requests `[i, offset]` to the owner, which answers
-/// `[i, value]` on a second conveyor; a request whose answer cannot be pushed yet is put
-/// back and pulled again later.
-fn conveyors(
-    ctx: &Ctx,
-    opts: &Options,
-    part: &[u64],
-    requests: &[(usize, usize)],
-    got: &mut [u64],
-) {
-    let mut asks = super::conveyor::<[u64; 2]>(ctx, opts);
-    let mut answers = super::conveyor::<[u64; 2]>(ctx, opts);
-    let mut i = 0;
-    loop {
-        let more = asks.advance(i == requests.len());
-        if !(answers.advance(!more) || more) {
-            break;
-        }
-        while let Some(&(pe, off)) = requests.get(i) {
-            if !asks.push([i as u64, off as u64], pe) {
-                break;
-            }
-            i += 1;
-        }
-        while let Some(([j, off], from)) = asks.pull() {
-            if !answers.push([j, part[off as usize]], from) {
-                asks.unpull();
-                break;
-            }
-        }
-        while let Some(([j, v], _)) = answers.pull() {
-            got[j as usize] = v;
-        }
-    }
 }
 
 /// HClib-Actor's index-gather: a request mailbox whose handler answers `[i, value]` on
