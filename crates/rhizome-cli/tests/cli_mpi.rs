@@ -276,7 +276,12 @@ fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
     for np in [2, 4] {
         for kernel in ["histogram", "index-gather"] {
             let sizes = ["-n", "20000", "-T", "100"];
-            bench_bale_on(np, kernel, &sizes, &["agp", "conveyor", "context", "selector"]);
+            bench_bale_on(
+                np,
+                kernel,
+                &sizes,
+                &["agp", "conveyor", "context", "selector"],
+            );
         }
     }
 }

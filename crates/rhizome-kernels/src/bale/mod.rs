@@ -178,7 +178,7 @@ impl Kernel {
             }
             (Kernel::Transpose, _) => "each nonzero's place is a fetch-and-add's answer",
             (Kernel::Triangles, _) => "each row read from another PE is intersected at once",
-            (Kernel::Toposort, _) | (Kernel::Permute, _) => {
+            (Kernel::Toposort, _) => {
                 "each pivot's claimed place and column read decide the next operations"
             }
         };
