@@ -4,6 +4,7 @@
 //! runs them in a world and prints the records.
 
 mod bale;
+mod cnc;
 mod comm;
 mod dht;
 mod dsm;
@@ -41,6 +42,9 @@ enum BenchKind {
     /// Flat combining: global stack and queue throughput and operations per message,
     /// without combining, combining at the master and combining on every PE.
     Fc(fc::FcArgs),
+    /// Concurrent Collections: tiled Cholesky and the Smith-Waterman wavefront (results
+    /// checked), 1 PE against 2.
+    Cnc(cnc::CncArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -52,5 +56,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Dht(a) => dht::run(a),
         BenchKind::Dsm(a) => dsm::run(a),
         BenchKind::Fc(a) => fc::run(a),
+        BenchKind::Cnc(a) => cnc::run(a),
     }
 }

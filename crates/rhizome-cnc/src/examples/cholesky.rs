@@ -245,18 +245,25 @@ fn check(tiles: usize, b: usize, got: Vec<(u64, u64, Vec<f64>)>) -> Result<f64, 
             ));
         }
     }
+    // The factor as a dense lower triangular matrix, row-major.
     let n = tiles * b;
-    let l = |i: usize, j: usize| {
-        if j > i {
-            0.0
-        } else {
-            want[at(i / b, j / b)][(i % b) * b + j % b]
+    let mut l = vec![0.0; n * n];
+    for r in 0..tiles {
+        for c in 0..=r {
+            for i in 0..b {
+                let row = (r * b + i) * n + c * b;
+                l[row..row + b].copy_from_slice(&want[at(r, c)][i * b..(i + 1) * b]);
+            }
         }
-    };
+    }
     let mut worst = 0.0f64;
     for i in 0..n {
         for j in 0..=i {
-            let s: f64 = (0..=j).map(|p| l(i, p) * l(j, p)).sum();
+            let s: f64 = l[i * n..i * n + j + 1]
+                .iter()
+                .zip(&l[j * n..j * n + j + 1])
+                .map(|(p, q)| p * q)
+                .sum();
             worst = worst.max((s - input_entry(n, i, j)).abs());
         }
     }
