@@ -12,53 +12,20 @@ mod dht_suite;
 mod fc_suite;
 #[path = "../../rhizome/tests/support/launch.rs"]
 mod launch;
+#[path = "../../rhizome/tests/support/mpi_suite.rs"]
+mod mpi_suite;
 
-use std::process::Command;
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// A named SPMD test body, as the suites list them.
 type Test = (&'static str, fn(&rhizome::Ctx));
 
-/// One launch at a time: the machine may have few cores and the ranks busy-poll.
-static LAUNCH: Mutex<()> = Mutex::new(());
-
 /// Launches the suite `suite` under `mpirun -np np` and expects an `ok` line for every
 /// test of it.
 fn suite_on(suite: &str, tests: &[Test], np: usize) {
-    let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
-    // target/<profile>/deps/mpi-<hash> -> target/<profile>/examples/collections_tests
-    let exe = std::env::current_exe().expect("test binary path");
-    let program = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>")
-        .join("examples/collections_tests");
-    assert!(
-        program.exists(),
-        "{} is missing: build it with `cargo build --examples --features mpi` (same profile)",
-        program.display()
-    );
-    let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
-        .arg(np.to_string())
-        .arg(&program)
-        .arg(suite);
-    launch::clear_rhizome_env(&mut cmd);
-    let o = launch::run(
-        cmd,
-        &format!("mpirun -np {np} collections_tests {suite} (is Open MPI installed?)"),
-        Duration::from_secs(240),
-    );
-    assert_eq!(o.code, Some(0), "{}", o.context());
-    for (name, _) in tests {
-        let line = format!("ok   {name} ({np} PEs, mpi)");
-        assert!(
-            o.stdout.lines().any(|l| l == line),
-            "no {line:?}: {}",
-            o.context()
-        );
-    }
+    let names = tests.iter().map(|(name, _)| *name);
+    let limit = Duration::from_secs(240);
+    mpi_suite::expect_suite("collections_tests", &[suite], np, names, limit);
 }
 
 #[test]

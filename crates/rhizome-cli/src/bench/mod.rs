@@ -4,6 +4,7 @@
 //! runs them in a world and prints the records.
 
 mod bale;
+mod cnc;
 mod comm;
 mod dht;
 mod dsm;
@@ -45,6 +46,9 @@ enum BenchKind {
     /// Graph500-style BFS and connected components on a Kronecker graph: MTEPS of the
     /// combining queue or set, the same without combining, and a hand-tuned version.
     Graph(graph::GraphArgs),
+    /// Concurrent Collections: tiled Cholesky and the Smith-Waterman wavefront (results
+    /// checked), 1 PE against 2.
+    Cnc(cnc::CncArgs),
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
@@ -57,5 +61,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         BenchKind::Dsm(a) => dsm::run(a),
         BenchKind::Fc(a) => fc::run(a),
         BenchKind::Graph(a) => graph::run(a),
+        BenchKind::Cnc(a) => cnc::run(a),
     }
 }
