@@ -3,26 +3,26 @@
 //! rows: the kernel's unit); every run's result is checked.
 
 use super::record::{BenchOpts, Record};
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 use rhizome::World;
 use rhizome_kernels::bale::{Impl, Kernel, Options};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum KernelArg {
-    /// Random increments of a distributed table.
-    Histogram,
-    /// Random reads of a distributed table.
-    IndexGather,
-    /// Rows and columns of a sparse matrix permuted.
-    Permute,
-    /// A random permutation by dart throwing.
-    Randperm,
-    /// A sparse matrix transposed.
-    Transpose,
-    /// Triangles of an R-MAT graph.
-    Triangles,
-    /// A triangular order of a permuted upper-triangular matrix.
-    Toposort,
+/// A kernel named on the command line: the library's own list and names, so the two
+/// cannot drift apart.
+#[derive(Clone, Copy, Debug)]
+struct KernelArg(Kernel);
+
+impl ValueEnum for KernelArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static KERNELS: std::sync::LazyLock<Vec<KernelArg>> =
+            std::sync::LazyLock::new(|| Kernel::ALL.map(KernelArg).to_vec());
+        &KERNELS
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.0.name()))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -77,15 +77,7 @@ pub fn run(args: BaleArgs) -> anyhow::Result<()> {
     if args.updates == Some(0) || args.table == 0 || args.buffer == Some(0) {
         anyhow::bail!("-n, -T and -b must be at least 1");
     }
-    let kernel = match args.kernel {
-        KernelArg::Histogram => Kernel::Histogram,
-        KernelArg::IndexGather => Kernel::IndexGather,
-        KernelArg::Permute => Kernel::Permute,
-        KernelArg::Randperm => Kernel::Randperm,
-        KernelArg::Transpose => Kernel::Transpose,
-        KernelArg::Triangles => Kernel::Triangles,
-        KernelArg::Toposort => Kernel::Toposort,
-    };
+    let kernel = args.kernel.0;
     if kernel == Kernel::Triangles && !(1..=28).contains(&args.scale) {
         anyhow::bail!("--scale must be 1 to 28");
     }

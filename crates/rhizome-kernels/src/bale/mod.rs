@@ -143,6 +143,17 @@ impl Outcome {
 }
 
 impl Kernel {
+    /// Every kernel, in Bale's order of its apps.
+    pub const ALL: [Kernel; 7] = [
+        Kernel::Histogram,
+        Kernel::IndexGather,
+        Kernel::Permute,
+        Kernel::Randperm,
+        Kernel::Transpose,
+        Kernel::Triangles,
+        Kernel::Toposort,
+    ];
+
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
