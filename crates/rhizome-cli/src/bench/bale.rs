@@ -35,7 +35,7 @@ enum ImplArg {
     Context,
     /// Actors with mailboxes (selectors).
     Selector,
-    /// All four.
+    /// Every version the kernel has.
     All,
 }
 

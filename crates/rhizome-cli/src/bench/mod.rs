@@ -31,8 +31,8 @@ enum BenchKind {
     Comm(comm::CommArgs),
     /// Futures and cluster work stealing: fib, nqueens, uts, pingpong, qsort, matmul, lu.
     Tasks(tasks::TasksArgs),
-    /// Bale's kernels (histogram, index-gather) as one-sided code, conveyors and
-    /// aggregation contexts, results checked: rate in updates per second.
+    /// Bale's seven kernels as one-sided code, conveyors, aggregation contexts and
+    /// selectors (where a kernel has that version), results checked: items per second.
     Bale(bale::BaleArgs),
     /// Distributed hash table: find-or-put throughput (read-heavy, write-heavy, mixed;
     /// one-sided and owner-computes) and round trips per insert as the table fills.
