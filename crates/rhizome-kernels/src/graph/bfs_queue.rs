@@ -12,11 +12,11 @@
 //! every PE's tasks have ended and every message has been handled; the search ends after
 //! a level that claimed nothing.
 
-use super::join::join_all;
 use super::remote::{NONE, Remote};
 use super::{DistGraph, Traversal};
 use rhizome::Ctx;
 use rhizome::coop::Coop;
+use rhizome::coop::join_all;
 use rhizome_collections::fc::{GlobalQueue, Mode, Stats};
 use std::cell::Cell;
 use std::rc::Rc;

@@ -11,11 +11,11 @@
 //! labels, so every pair of roots joined by an edge is inserted. Then the set's owners
 //! read out their pairs and phases 2 and 3 follow (`components`).
 
-use super::join::join_all;
 use super::remote::{NONE, Remote};
 use super::{DistGraph, Traversal, components};
 use rhizome::Ctx;
 use rhizome::coop::Coop;
+use rhizome::coop::join_all;
 use rhizome_collections::fc::{GlobalSet, Mode};
 use std::rc::Rc;
 use std::time::Instant;

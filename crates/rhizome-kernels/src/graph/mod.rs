@@ -41,7 +41,6 @@ mod cc_set;
 mod cc_tuned;
 pub mod components;
 pub mod dist;
-mod join;
 pub mod kronecker;
 mod remote;
 mod validate;

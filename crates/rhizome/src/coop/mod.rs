@@ -53,10 +53,12 @@
 
 mod delegate;
 mod executor;
+mod join;
 mod sync;
 
 pub use delegate::Reply;
 pub use executor::{Scope, yield_now};
+pub use join::{JoinAll, join_all};
 pub use sync::{CompletionEvent, CondVar, GlobalLock, LockGuard};
 
 use crate::context::Ctx;

@@ -1,21 +1,21 @@
 //! Waiting for several operations of one task at once.
 //!
-//! An `async` operation of a global structure starts only when polled, so a task that
-//! awaits its pushes one after the other waits for one commit per push. [`join_all`]
-//! polls them all together: they join the same combining round and the task waits for
-//! one commit.
+//! A delegate operation, or an `async` operation of a global structure, starts only when
+//! polled, so a task that awaits its operations one after the other waits for one round
+//! trip (or one combining commit) per operation. [`join_all`] polls them all together:
+//! they travel in the same round and the task waits once.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// Futures polled together until all have finished.
-pub(super) struct JoinAll<F: Future<Output = ()>> {
+pub struct JoinAll<F: Future<Output = ()>> {
     pending: Vec<Pin<Box<F>>>,
 }
 
 /// Runs all of `futures` concurrently; ready when every one has finished.
-pub(super) fn join_all<F: Future<Output = ()>>(futures: impl IntoIterator<Item = F>) -> JoinAll<F> {
+pub fn join_all<F: Future<Output = ()>>(futures: impl IntoIterator<Item = F>) -> JoinAll<F> {
     JoinAll {
         pending: futures.into_iter().map(Box::pin).collect(),
     }
@@ -39,8 +39,8 @@ impl<F: Future<Output = ()>> Future for JoinAll<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rhizome::World;
-    use rhizome::coop::{Coop, yield_now};
+    use crate::World;
+    use crate::coop::{Coop, yield_now};
     use std::cell::RefCell;
 
     #[test]
