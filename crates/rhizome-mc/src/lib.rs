@@ -17,10 +17,3 @@ pub mod model;
 pub mod model_file;
 pub mod reach;
 pub mod relations;
-
-/// The repository's README, so that `cargo test` compiles and runs every Rust block in it
-/// as a doc test (its `sh` and `text` blocks are not Rust). This crate hosts it because
-/// its dependencies reach every crate the README shows.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-mod readme {}
