@@ -14,6 +14,8 @@ pub(crate) struct Replies {
     slots: Vec<Option<Vec<u8>>>,
     /// The task to wake when a slot's reply arrives (calls awaited in [`crate::coop`]).
     wakers: Vec<Option<Waker>>,
+    /// Slots whose handle was dropped before the reply came: the reply frees them.
+    abandoned: Vec<bool>,
     free: Vec<u32>,
 }
 
@@ -23,6 +25,10 @@ pub(crate) fn receive_reply(ctx: &Ctx, _src: usize, input: &mut &[u8]) {
     let bytes = take_prefixed(input).to_vec();
     let waker = {
         let mut r = ctx.am.replies.borrow_mut();
+        if std::mem::take(&mut r.abandoned[slot]) {
+            r.free.push(slot as u32);
+            return;
+        }
         r.slots[slot] = Some(bytes);
         r.wakers[slot].take()
     };
@@ -46,6 +52,7 @@ impl Ctx {
             pe,
             slot,
             flushed: Cell::new(false),
+            waited: false,
             _r: PhantomData,
         }
     }
@@ -73,6 +80,7 @@ impl Ctx {
             None => {
                 r.slots.push(None);
                 r.wakers.push(None);
+                r.abandoned.push(false);
                 (r.slots.len() - 1) as u32
             }
         }
@@ -96,6 +104,19 @@ impl Ctx {
         }
     }
 
+    /// Gives slot `slot` back when its handle is dropped unanswered: at once if the reply
+    /// is in, else when it arrives (so a dropped call never keeps its slot).
+    pub(crate) fn abandon_reply(&self, slot: u32) {
+        let mut r = self.am.replies.borrow_mut();
+        let slot = slot as usize;
+        r.wakers[slot] = None;
+        if r.slots[slot].take().is_some() {
+            r.free.push(slot as u32);
+        } else {
+            r.abandoned[slot] = true;
+        }
+    }
+
     /// Sends the result of a call back to slot `slot` of the caller `pe`.
     pub(crate) fn send_reply<R: Message>(&self, pe: usize, slot: u32, r: &R) {
         self.send_raw(pe, REPLY_ID, |buf| {
@@ -113,7 +134,17 @@ pub struct CallHandle<'a, R> {
     pe: usize,
     slot: u32,
     flushed: Cell<bool>,
+    /// Set once `wait` has taken the reply (the slot is free again).
+    waited: bool,
     _r: PhantomData<fn() -> R>,
+}
+
+impl<R> Drop for CallHandle<'_, R> {
+    fn drop(&mut self) {
+        if !self.waited {
+            self.ctx.abandon_reply(self.slot);
+        }
+    }
 }
 
 impl<R: Message> CallHandle<'_, R> {
@@ -132,7 +163,7 @@ impl<R: Message> CallHandle<'_, R> {
     }
 
     /// Waits for the reply, running handlers meanwhile.
-    pub fn wait(self) -> R {
+    pub fn wait(mut self) -> R {
         self.ensure_flushed();
         let slot = self.slot as usize;
         self.ctx
@@ -143,7 +174,36 @@ impl<R: Message> CallHandle<'_, R> {
             r.free.push(self.slot);
             b
         };
+        self.waited = true;
         let mut input = &bytes[..];
         R::decode(&mut input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::World;
+
+    /// Calls dropped before their reply give their slots back when the replies arrive:
+    /// a second round of dropped calls reuses them instead of adding as many again.
+    #[test]
+    fn dropped_calls_free_their_reply_slots() {
+        World::builder()
+            .pes(2)
+            .run(|ctx| {
+                let double = ctx.register_call(|_, x: u64| 2 * x);
+                let other = 1 - ctx.my_pe();
+                for round in 0..2 {
+                    for i in 0..100 {
+                        drop(ctx.call(other, double, &i));
+                    }
+                    // Replies come back in order: once this one is in, so are the others.
+                    assert_eq!(ctx.call(other, double, &21).wait(), 42);
+                    let slots = ctx.am.replies.borrow().slots.len();
+                    assert_eq!(slots, 101, "round {round}: reply slots in use");
+                }
+                ctx.barrier();
+            })
+            .unwrap();
     }
 }

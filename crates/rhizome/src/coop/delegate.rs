@@ -16,20 +16,44 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// The pending reply of a delegate operation; `.await` it. Dropping it before the reply
-/// arrives leaves the reply slot in use (a slot per abandoned call, never reused).
+/// arrives discards the reply when it comes (the operation itself still runs).
 #[must_use = "a delegate's reply must be awaited"]
 pub struct Reply<'c, R> {
-    pub(super) ctx: &'c Ctx,
-    pub(super) slot: u32,
-    pub(super) _r: PhantomData<fn() -> R>,
+    ctx: &'c Ctx,
+    slot: u32,
+    /// Set once the reply has been taken (the slot is free again).
+    taken: bool,
+    _r: PhantomData<fn() -> R>,
+}
+
+impl<'c, R> Reply<'c, R> {
+    /// The reply that will fill `slot` (from [`Ctx::reply_slot`]).
+    pub(super) fn new(ctx: &'c Ctx, slot: u32) -> Self {
+        Reply {
+            ctx,
+            slot,
+            taken: false,
+            _r: PhantomData,
+        }
+    }
 }
 
 impl<R: Message> Future for Reply<'_, R> {
     type Output = R;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
-        self.ctx
-            .poll_reply(self.slot, cx.waker())
-            .map(|bytes| R::decode(&mut &bytes[..]))
+        // `Reply` is `Unpin` (a reference and plain values), so it can be reached mutably.
+        let this = self.get_mut();
+        let bytes = std::task::ready!(this.ctx.poll_reply(this.slot, cx.waker()));
+        this.taken = true;
+        Poll::Ready(R::decode(&mut &bytes[..]))
+    }
+}
+
+impl<R> Drop for Reply<'_, R> {
+    fn drop(&mut self) {
+        if !self.taken {
+            self.ctx.abandon_reply(self.slot);
+        }
     }
 }
 
@@ -77,11 +101,7 @@ impl<'c> Coop<'c> {
         Q: Message,
         R: Message,
     {
-        Reply {
-            ctx: self.ctx,
-            slot: self.ctx.send_request(pe, am, req),
-            _r: PhantomData,
-        }
+        Reply::new(self.ctx, self.ctx.send_request(pe, am, req))
     }
 
     /// Delegate read of a global word, made by its owner.

@@ -10,7 +10,6 @@ use crate::message::Message;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
-use std::marker::PhantomData;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
@@ -106,17 +105,15 @@ impl<'c> Coop<'c> {
     }
 
     /// Acquires `lock`, blocking only the calling task until the owner grants it.
+    /// Await it to the end: a future dropped after sending its request is still granted
+    /// the lock, and nobody releases it.
     pub async fn acquire(&self, lock: GlobalLock) -> LockGuard<'c> {
         let slot = self.ctx.reply_slot();
         self.ctx.send_raw(lock.owner, self.locks.acquire, |buf| {
             slot.encode(buf);
             lock.id.encode(buf);
         });
-        let granted: Reply<'c, ()> = Reply {
-            ctx: self.ctx,
-            slot,
-            _r: PhantomData,
-        };
+        let granted: Reply<'c, ()> = Reply::new(self.ctx, slot);
         granted.await;
         LockGuard {
             ctx: self.ctx,
