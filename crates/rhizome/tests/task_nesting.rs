@@ -12,7 +12,7 @@
 //! The bodies steer the schedule with gates (a job blocks until the test opens its gate)
 //! and with flags that say who started what; no assertion depends on timing, and every
 //! world runs under a generous hang limit, so a deadlock fails the test instead of
-//! hanging it.
+//! hanging it. `docs/one-deque.md` says why these shapes and which rule each one checks.
 
 use rhizome::World;
 use rhizome::tasks::{Future, TaskCtx, Tasks};
@@ -224,5 +224,144 @@ fn a_join_waiting_for_its_thief_does_not_take_a_half_that_waits_for_its_job() {
         "x_joins_a_blocked_half",
         |t| shape(t, x_joins_a_blocked_half),
         &[3, 4],
+    );
+}
+
+// The shapes below are the ones a scheduler with one deque per worker (futures' jobs and
+// `join` halves on the same deque, stolen oldest first) must survive besides the ones
+// above: there a half can sit at the stealable end of a deque in front of jobs, a waiter
+// may find the job it waits for only behind such a half, and the thief of an awaited job
+// has halves of its own lower frames in its deque.
+
+/// A `join` half waits for a job its job spawned before the `join`, on one worker too:
+/// the job sits below the half in the worker's deque, and the half's frame did not spawn
+/// it, so a scheduler where a frame pops only its own jobs must let the waiter run it.
+fn half_waits_for_a_job_spawned_before_the_join(t: &TaskCtx) -> u64 {
+    let x = t.spawn_local(|t| t.spawn_local(|_| 20).get() + 10);
+    let (one, from_x) = t.join(|_| 1, |_| x.get() + 11);
+    one + from_x
+}
+
+#[test]
+fn a_join_half_waits_for_a_job_spawned_below_it() {
+    run_with_hang_limit(
+        "half_waits_for_a_job_spawned_before_the_join",
+        half_waits_for_a_job_spawned_before_the_join,
+        &[1, 2],
+    );
+}
+
+/// What the leapfrogging and claiming shapes share: the awaited job's future, handed over
+/// by the job that spawned it, and flags that say who started what.
+#[derive(Default)]
+struct Handover {
+    future: Mutex<Option<Future<u64>>>,
+    started: AtomicBool,
+    b_elsewhere: AtomicBool,
+}
+
+impl Handover {
+    fn publish(&self, f: &Future<u64>) {
+        *self.future.lock().unwrap() = Some(f.clone());
+    }
+
+    /// Spins until the future is published, and returns it.
+    fn receive(&self) -> Future<u64> {
+        loop {
+            if let Some(f) = self.future.lock().unwrap().clone() {
+                return f;
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Leapfrogging from a `get`: the body spawns `q` and joins `a` and `b`, where `b` waits
+/// for `q`. The other worker takes `q`, which spawns the leaf `x` and waits for it; `a`
+/// takes `x` (a leaf: anyone may wait for it), so `q` waits for a job whose thief is the
+/// body's worker, whose deque holds `b`. If `q`'s worker leapfrogs there and takes `b` (a
+/// half of a frame below `x`, not a descendant of `x`), `b` waits for `q`, suspended below
+/// it. A rule that only keeps a waiting worker from its own victim (the first attempt's)
+/// does not prevent this either: the leapfrog target is that victim.
+fn waiter_leapfrogs_to_a_thief_with_a_half_below(t: &TaskCtx) -> u64 {
+    let s = Arc::new(Handover::default());
+    let q: Future<u64> = t.spawn_local({
+        let s = Arc::clone(&s);
+        move |t| {
+            let x = t.spawn_local({
+                let s = Arc::clone(&s);
+                move |_| {
+                    s.started.store(true, Ordering::Release);
+                    spin_a_while_or_until(&s.b_elsewhere);
+                    10
+                }
+            });
+            s.publish(&x);
+            // Leave x to the body's worker, so that it is the thief of x.
+            spin_until(&s.started);
+            x.get() + 20
+        }
+    });
+    let me = t.worker_index();
+    let (one, from_q) = t.join(
+        |_| {
+            let x = s.receive();
+            x.get();
+            1
+        },
+        |t| {
+            if t.worker_index() != me {
+                s.b_elsewhere.store(true, Ordering::Release);
+            }
+            q.get() + 11
+        },
+    );
+    one + from_q
+}
+
+#[test]
+fn a_waiter_leapfrogging_to_its_jobs_thief_takes_no_half_below_that_job() {
+    run_with_hang_limit(
+        "waiter_leapfrogs_to_a_thief_with_a_half_below",
+        waiter_leapfrogs_to_a_thief_with_a_half_below,
+        &[2],
+    );
+}
+
+/// The awaited job behind a half: the body spawns `y` and joins `a` and `b` (`b` waits for
+/// `y`); `a` spawns the leaf `z`, hands it to `y` and spins until `z` has run, so only
+/// `y`'s worker can run it. In a deque that is stolen oldest first, `b` is in front of
+/// `z`, and `y`'s worker waits, so it may not take `b` (it waits for `y`, below it). It
+/// must reach `z` past `b` (claim the job it waits for) or the body spins forever.
+fn waiter_finds_its_job_behind_a_half(t: &TaskCtx) -> u64 {
+    let s = Arc::new(Handover::default());
+    let y: Future<u64> = t.spawn_local({
+        let s = Arc::clone(&s);
+        move |_| s.receive().get() + 20
+    });
+    let (one, from_y) = t.join(
+        |t| {
+            let z = t.spawn_local({
+                let s = Arc::clone(&s);
+                move |_| {
+                    s.started.store(true, Ordering::Release);
+                    10
+                }
+            });
+            s.publish(&z);
+            spin_until(&s.started);
+            1
+        },
+        |_| y.get() + 11,
+    );
+    one + from_y
+}
+
+#[test]
+fn a_waiter_reaches_its_job_behind_a_join_half_it_may_not_take() {
+    run_with_hang_limit(
+        "waiter_finds_its_job_behind_a_half",
+        waiter_finds_its_job_behind_a_half,
+        &[2, 3],
     );
 }
