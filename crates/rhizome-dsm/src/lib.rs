@@ -39,6 +39,7 @@
 //! `service` (the service loop: faults, locks, barriers), `stats` ([`DsmStats`]).
 
 mod diff;
+mod doorbell;
 mod fault;
 mod pages;
 mod protocol;
@@ -57,7 +58,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Misuse of the shared memory, reported instead of corrupting it.
@@ -134,7 +135,9 @@ pub(crate) struct Shared {
     pub(crate) region: Region,
     pub(crate) pages: pages::Pages,
     pub(crate) slots: Box<[Slot]>,
-    pub(crate) doorbell: AtomicU32,
+    pub(crate) doorbell: Arc<doorbell::Doorbell>,
+    /// Whether the transport rings the doorbell when a message arrives.
+    pub(crate) messages_ring: AtomicBool,
     /// Application threads that have ended.
     pub(crate) finished: AtomicUsize,
     pub(crate) panicked: AtomicBool,
@@ -162,7 +165,8 @@ impl Dsm {
             region,
             pages: pages::Pages::new(len / page),
             slots: Box::new([]),
-            doorbell: AtomicU32::new(0),
+            doorbell: Arc::new(doorbell::Doorbell::new()),
+            messages_ring: AtomicBool::new(false),
             finished: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
             aborted: AtomicBool::new(false),
@@ -256,6 +260,11 @@ impl Dsm {
                 })
                 .collect();
             let abort = service::AbortOnUnwind(sh);
+            // Messages from other PEs wake the service thread, as local requests do.
+            let bell = sh.doorbell.clone();
+            let hooked = ctx.set_arrival_hook(Some(Arc::new(move || bell.ring())));
+            sh.messages_ring.store(hooked, Ordering::Relaxed);
+            let _unhook = Unhook(ctx);
             self.protocol.serve(ctx);
             if sh.panicked.load(Ordering::Acquire) {
                 panic!(
@@ -288,6 +297,15 @@ impl Dsm {
     }
 }
 
+/// Removes the arrival hook when a run ends, also when it unwinds.
+struct Unhook<'a>(&'a Ctx);
+
+impl Drop for Unhook<'_> {
+    fn drop(&mut self) {
+        self.0.set_arrival_hook(None);
+    }
+}
+
 /// Counts an application thread's end, also when it panics.
 struct EndOfThread<'a>(&'a Shared);
 
@@ -297,8 +315,7 @@ impl Drop for EndOfThread<'_> {
             self.0.panicked.store(true, Ordering::Release);
         }
         self.0.finished.fetch_add(1, Ordering::AcqRel);
-        self.0.doorbell.fetch_add(1, Ordering::Release);
-        fault::wake_all(&self.0.doorbell);
+        self.0.doorbell.ring();
     }
 }
 
