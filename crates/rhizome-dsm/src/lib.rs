@@ -94,12 +94,28 @@ pub enum Homes {
     Pe(usize),
 }
 
+/// When an interval ends, and what happens to a page this PE is writing when another
+/// PE's write notice names it (the paper's Table 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Intervals {
+    /// Intervals end at releases and barriers only. A dirty page named by a notice at an
+    /// acquire is updated by *two-way diffing*: its diff against the twin is kept, the
+    /// home's copy is fetched into it and into the twin, and the kept diff is applied
+    /// again, so the page stays writable and the diff goes home at the interval's end.
+    #[default]
+    Lazy,
+    /// An interval also ends when a thread acquires a lock (before the notices are
+    /// applied), so no dirty page is ever invalidated (the first HLRC's scheme).
+    Aggressive,
+}
+
 /// How a [`Dsm`] is set up.
 #[derive(Clone, Debug)]
 pub struct DsmConfig {
     region_bytes: usize,
     threads: usize,
     homes: Homes,
+    intervals: Intervals,
 }
 
 impl Default for DsmConfig {
@@ -108,6 +124,7 @@ impl Default for DsmConfig {
             region_bytes: 256 << 20,
             threads: 1,
             homes: Homes::Block,
+            intervals: Intervals::Lazy,
         }
     }
 }
@@ -126,6 +143,11 @@ impl DsmConfig {
     /// Home assignment of [`Dsm::alloc`] (default [`Homes::Block`]).
     pub fn homes(mut self, h: Homes) -> Self {
         self.homes = h;
+        self
+    }
+    /// The interval policy (default [`Intervals::Lazy`]).
+    pub fn intervals(mut self, i: Intervals) -> Self {
+        self.intervals = i;
         self
     }
 }
@@ -181,7 +203,11 @@ impl Dsm {
         sh.slots = (0..config.threads)
             .map(|_| Slot::new(owner, base, len))
             .collect();
-        let pe = Rc::new(RefCell::new(Pe::new(ctx.my_pe(), ctx.num_pes())));
+        let pe = Rc::new(RefCell::new(Pe::new(
+            ctx.my_pe(),
+            ctx.num_pes(),
+            config.intervals,
+        )));
         let wire = wire::Wire::register(ctx, &shared, &pe);
         Ok(Dsm {
             protocol: Protocol {

@@ -6,7 +6,8 @@
 use super::record::{BenchOpts, Record};
 use clap::{Args, ValueEnum};
 use rhizome::World;
-use rhizome_kernels::dsm::{App, Outcome, run_dsm, run_sequential};
+use rhizome_dsm::{DsmConfig, Intervals};
+use rhizome_kernels::dsm::{App, Outcome, run_dsm_with, run_sequential};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -20,6 +21,14 @@ enum AppArg {
     Nbody,
     Nbodyw,
     All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum IntervalsArg {
+    /// Intervals end at releases and barriers; dirty pages updated by two-way diffing.
+    Lazy,
+    /// Intervals also end at every acquire.
+    Aggressive,
 }
 
 #[derive(Args)]
@@ -60,6 +69,9 @@ pub struct DsmArgs {
     /// Water: time steps.
     #[arg(long, default_value_t = 4)]
     water_steps: usize,
+    /// The interval policy (the paper's Table 1).
+    #[arg(long, value_enum, default_value = "lazy")]
+    intervals: IntervalsArg,
     #[command(flatten)]
     opts: BenchOpts,
 }
@@ -71,6 +83,8 @@ struct DsmRecord {
     row: Record,
     app: String,
     threads: usize,
+    /// The interval policy: "lazy" or "aggressive".
+    intervals: String,
     sequential_seconds: f64,
     speedup: f64,
     protocol: BTreeMap<&'static str, u64>,
@@ -152,6 +166,10 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
     .filter(|(a, _)| args.app == AppArg::All || args.app == *a)
     .map(|(_, app)| app)
     .collect();
+    let options = DsmConfig::default().intervals(match args.intervals {
+        IntervalsArg::Lazy => Intervals::Lazy,
+        IntervalsArg::Aggressive => Intervals::Aggressive,
+    });
     let mut rows = Vec::new();
     let mut records = Vec::new();
     for app in apps {
@@ -159,7 +177,7 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
         let out = World::builder()
             .pes(pes)
             .run(|ctx| {
-                let par = run_dsm(ctx, &app, threads);
+                let par = run_dsm_with(ctx, &app, threads, options.clone());
                 (ctx.my_pe() == 0).then(|| (par, ctx.transport_name(), ctx.num_pes()))
             })
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -168,7 +186,7 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
         let Some(Some((par, transport, pes))) = out.into_iter().next() else {
             continue;
         };
-        let (row, record) = record(app, threads, (transport, pes), &seq, &par)?;
+        let (row, record) = record(app, (threads, args.intervals), (transport, pes), &seq, &par)?;
         rows.push(row);
         records.push(record);
     }
@@ -181,7 +199,7 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
 
 fn record(
     app: App,
-    threads: usize,
+    (threads, intervals): (usize, IntervalsArg),
     (transport, pes): (&str, usize),
     seq: &Outcome,
     par: &Outcome,
@@ -221,6 +239,7 @@ fn record(
         row: row.clone(),
         app: name.into(),
         threads,
+        intervals: format!("{intervals:?}").to_lowercase(),
         sequential_seconds: seq.seconds,
         speedup: seq.seconds / par.seconds,
         protocol: par.stats.fields().into_iter().collect(),
