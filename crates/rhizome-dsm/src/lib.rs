@@ -92,6 +92,11 @@ pub enum Homes {
     Cyclic,
     /// Every page on one PE.
     Pe(usize),
+    /// The first PE to touch a page (to write it, or to fetch it) becomes its home. Page
+    /// `i` of the region has a *decider*, PE `i mod n`, that records the first claim; a
+    /// PE asks it once per page (one round trip before its first write of the page) and
+    /// remembers the answer.
+    FirstTouch,
 }
 
 /// When an interval ends, and what happens to a page this PE is writing when another
@@ -248,7 +253,9 @@ impl Dsm {
         pe.add_pages(offset / page, bytes / page, homes);
         let me = pe.me;
         for p in offset / page..(offset + bytes) / page {
-            self.shared.pages.add(p, pe.homes[p] as usize == me);
+            let home = pe.homes[p];
+            let here = (home != protocol::UNDECIDED).then_some(home as usize == me);
+            self.shared.pages.add(p, here);
         }
         region.protect(offset / page, bytes / page, Access::Read);
         Ok(DsmVec {

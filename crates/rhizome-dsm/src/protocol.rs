@@ -72,6 +72,9 @@ impl ManagedLock {
     }
 }
 
+/// The home of a first-touch page nobody has claimed yet (as this PE knows).
+pub(crate) const UNDECIDED: u32 = u32::MAX;
+
 /// The protocol state of one PE.
 pub(crate) struct Pe {
     pub(crate) me: usize,
@@ -127,6 +130,7 @@ impl Pe {
             Homes::Block => (i * pes / count) as u32,
             Homes::Cyclic => (i % pes) as u32,
             Homes::Pe(p) => (p % pes) as u32,
+            Homes::FirstTouch => UNDECIDED,
         }));
     }
 }
@@ -158,7 +162,7 @@ impl Protocol {
                 "rhizome: error: PE {me} accessed byte {offset} of the DSM region, beyond the {allocated} bytes allocated"
             ));
         }
-        let home = home.expect("allocated pages have homes") as usize;
+        let home = self.home_of(ctx, p, home.expect("allocated pages have homes"));
         let region = &self.shared.region;
         let pages = &self.shared.pages;
         // Only this thread makes an invalid page valid, so the state read here stays
@@ -195,6 +199,27 @@ impl Protocol {
         }
         // WRITE: another thread's fault opened it first: served once for all.
         Ok(())
+    }
+
+    /// The home of page `p` (`known` as this PE's table has it): a first-touch page not
+    /// known yet is claimed from its decider, which answers with the first claimant.
+    fn home_of(&self, ctx: &Ctx, p: usize, known: u32) -> usize {
+        if known != UNDECIDED {
+            return known as usize;
+        }
+        let (me, pes) = {
+            let pe = self.pe.borrow();
+            (pe.me, pe.pes)
+        };
+        let home = ctx
+            .call(p % pes, self.wire.claim, &(p as u32, me as u32))
+            .wait();
+        let mut pe = self.pe.borrow_mut();
+        pe.homes[p] = home;
+        pe.stats.messages += 2;
+        drop(pe);
+        self.shared.pages.lock().set_home(p, home as usize == me);
+        home as usize
     }
 
     /// Closes the written ones of `ps` (ascending) to the application threads (to

@@ -6,7 +6,7 @@
 use super::record::{BenchOpts, Record};
 use clap::{Args, ValueEnum};
 use rhizome::World;
-use rhizome_dsm::{DsmConfig, Intervals};
+use rhizome_dsm::{DsmConfig, Homes, Intervals};
 use rhizome_kernels::dsm::{App, Outcome, run_dsm_with, run_sequential};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,6 +29,16 @@ enum IntervalsArg {
     Lazy,
     /// Intervals also end at every acquire.
     Aggressive,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum HomesArg {
+    /// Contiguous blocks of pages per PE.
+    Block,
+    /// Page i on PE i mod n.
+    Cyclic,
+    /// The first PE to touch a page is its home.
+    FirstTouch,
 }
 
 #[derive(Args)]
@@ -72,6 +82,9 @@ pub struct DsmArgs {
     /// The interval policy (the paper's Table 1).
     #[arg(long, value_enum, default_value = "lazy")]
     intervals: IntervalsArg,
+    /// Home assignment of the shared pages.
+    #[arg(long, value_enum, default_value = "block")]
+    homes: HomesArg,
     #[command(flatten)]
     opts: BenchOpts,
 }
@@ -85,6 +98,8 @@ struct DsmRecord {
     threads: usize,
     /// The interval policy: "lazy" or "aggressive".
     intervals: String,
+    /// The home assignment: "block", "cyclic" or "firsttouch".
+    homes: String,
     sequential_seconds: f64,
     speedup: f64,
     protocol: BTreeMap<&'static str, u64>,
@@ -166,10 +181,16 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
     .filter(|(a, _)| args.app == AppArg::All || args.app == *a)
     .map(|(_, app)| app)
     .collect();
-    let options = DsmConfig::default().intervals(match args.intervals {
-        IntervalsArg::Lazy => Intervals::Lazy,
-        IntervalsArg::Aggressive => Intervals::Aggressive,
-    });
+    let options = DsmConfig::default()
+        .intervals(match args.intervals {
+            IntervalsArg::Lazy => Intervals::Lazy,
+            IntervalsArg::Aggressive => Intervals::Aggressive,
+        })
+        .homes(match args.homes {
+            HomesArg::Block => Homes::Block,
+            HomesArg::Cyclic => Homes::Cyclic,
+            HomesArg::FirstTouch => Homes::FirstTouch,
+        });
     let mut rows = Vec::new();
     let mut records = Vec::new();
     for app in apps {
@@ -186,7 +207,13 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
         let Some(Some((par, transport, pes))) = out.into_iter().next() else {
             continue;
         };
-        let (row, record) = record(app, (threads, args.intervals), (transport, pes), &seq, &par)?;
+        let (row, record) = record(
+            app,
+            (threads, args.intervals, args.homes),
+            (transport, pes),
+            &seq,
+            &par,
+        )?;
         rows.push(row);
         records.push(record);
     }
@@ -199,7 +226,7 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
 
 fn record(
     app: App,
-    (threads, intervals): (usize, IntervalsArg),
+    (threads, intervals, homes): (usize, IntervalsArg, HomesArg),
     (transport, pes): (&str, usize),
     seq: &Outcome,
     par: &Outcome,
@@ -240,6 +267,7 @@ fn record(
         app: name.into(),
         threads,
         intervals: format!("{intervals:?}").to_lowercase(),
+        homes: format!("{homes:?}").to_lowercase(),
         sequential_seconds: seq.seconds,
         speedup: seq.seconds / par.seconds,
         protocol: par.stats.fields().into_iter().collect(),

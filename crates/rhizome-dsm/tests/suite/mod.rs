@@ -37,6 +37,7 @@ suite!(
     every_word_size_diffs,
     dekker_under_a_lock_is_sequential,
     dirty_page_keeps_its_writes_across_an_acquire,
+    first_touch_homes_pages_where_written,
     release_without_acquire_is_an_error,
     region_exhaustion_is_an_error,
 );
@@ -49,6 +50,47 @@ fn config(m: Mode) -> DsmConfig {
 
 fn dsm(ctx: &Ctx, m: Mode) -> Dsm {
     Dsm::new(ctx, config(m).region_bytes(16 << 20)).unwrap()
+}
+
+/// First-touch homes: each thread fills its own pages, so every page is homed where it
+/// was written and the fill sends no diff; then each thread overwrites the next thread's
+/// pages (homed elsewhere now), and every thread sees both rounds' values.
+fn first_touch_homes_pages_where_written(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let per_page = d.page_size() / 8;
+    let all = m.threads * ctx.num_pes();
+    let a = d
+        .alloc_with::<u64>(2 * per_page * all, Homes::FirstTouch)
+        .unwrap();
+    let mine = |g: usize| 2 * per_page * g..2 * per_page * (g + 1);
+    let check = |t: &rhizome_dsm::DsmThread, round: u64| {
+        for g in 0..t.global_threads() {
+            for i in mine(g) {
+                assert_eq!(a.get(i), round * 1_000_000 + i as u64, "element {i}");
+            }
+        }
+    };
+    d.run(ctx, |t| {
+        for i in mine(t.global_id()) {
+            a.set(i, 1_000_000 + i as u64);
+        }
+        t.barrier();
+        check(t, 1);
+        t.barrier();
+    });
+    assert_eq!(
+        d.stats().diffs_created,
+        0,
+        "every page homed where it was filled"
+    );
+    d.run(ctx, |t| {
+        for i in mine((t.global_id() + 1) % t.global_threads()) {
+            a.set(i, 2_000_000 + i as u64);
+        }
+        t.barrier();
+        check(t, 2);
+        t.barrier();
+    });
 }
 
 /// Each thread writes its own word of a page, unlocked, then takes a lock whose last
