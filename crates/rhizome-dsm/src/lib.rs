@@ -33,11 +33,13 @@
 //! assert!(totals.iter().flatten().all(|&n| n == 2 * 2 * 10));
 //! ```
 //!
-//! Modules: `region` (the `memfd` and its two views), `fault` (the `SIGSEGV` handler and
-//! the requests of application threads), `diff` (twins and word-level diffs), `protocol`
+//! Modules: `config` ([`DsmConfig`]: homes, interval policy), `region` (the `memfd` and
+//! its two views), `fault` (the `SIGSEGV` handler and the requests of application
+//! threads), `doorbell` (what wakes the service thread), `diff` (twins and word-level diffs), `protocol`
 //! (page states, intervals, write notices), `wire` (messages and their handlers),
 //! `service` (the service loop: faults, locks, barriers), `stats` ([`DsmStats`]).
 
+mod config;
 mod diff;
 mod doorbell;
 mod fault;
@@ -48,6 +50,7 @@ mod service;
 mod stats;
 mod wire;
 
+pub use config::{DsmConfig, Homes, Intervals};
 pub use stats::DsmStats;
 
 use fault::{Done, Op, Slot};
@@ -81,80 +84,6 @@ pub enum DsmError {
     /// acquiring a lock it holds).
     #[error("{0}")]
     Lock(String),
-}
-
-/// Which PE is the home of each page of an allocation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Homes {
-    /// Contiguous blocks: the first `1/n` of the pages on PE 0, and so on.
-    Block,
-    /// Page `i` of the allocation on PE `i mod n`.
-    Cyclic,
-    /// Every page on one PE.
-    Pe(usize),
-    /// The first PE to touch a page (to write it, or to fetch it) becomes its home. Page
-    /// `i` of the region has a *decider*, PE `i mod n`, that records the first claim; a
-    /// PE asks it once per page (one round trip before its first write of the page) and
-    /// remembers the answer.
-    FirstTouch,
-}
-
-/// When an interval ends, and what happens to a page this PE is writing when another
-/// PE's write notice names it (the paper's Table 1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Intervals {
-    /// Intervals end at releases and barriers only. A dirty page named by a notice at an
-    /// acquire is updated by *two-way diffing*: its diff against the twin is kept, the
-    /// home's copy is fetched into it and into the twin, and the kept diff is applied
-    /// again, so the page stays writable and the diff goes home at the interval's end.
-    #[default]
-    Lazy,
-    /// An interval also ends when a thread acquires a lock (before the notices are
-    /// applied), so no dirty page is ever invalidated (the first HLRC's scheme).
-    Aggressive,
-}
-
-/// How a [`Dsm`] is set up.
-#[derive(Clone, Debug)]
-pub struct DsmConfig {
-    region_bytes: usize,
-    threads: usize,
-    homes: Homes,
-    intervals: Intervals,
-}
-
-impl Default for DsmConfig {
-    fn default() -> Self {
-        DsmConfig {
-            region_bytes: 256 << 20,
-            threads: 1,
-            homes: Homes::Block,
-            intervals: Intervals::Lazy,
-        }
-    }
-}
-
-impl DsmConfig {
-    /// Size of the region's address range (reserved, not committed), rounded up to pages.
-    pub fn region_bytes(mut self, n: usize) -> Self {
-        self.region_bytes = n;
-        self
-    }
-    /// Application threads per PE (at least 1).
-    pub fn threads(mut self, n: usize) -> Self {
-        self.threads = n.max(1);
-        self
-    }
-    /// Home assignment of [`Dsm::alloc`] (default [`Homes::Block`]).
-    pub fn homes(mut self, h: Homes) -> Self {
-        self.homes = h;
-        self
-    }
-    /// The interval policy (default [`Intervals::Lazy`]).
-    pub fn intervals(mut self, i: Intervals) -> Self {
-        self.intervals = i;
-        self
-    }
 }
 
 /// What the application threads and the service thread of one PE share.

@@ -175,11 +175,8 @@ impl Protocol {
             region.protect(p, 1, Access::Read);
             t.set_state(p, READ);
             drop(t);
-            let mut pe = self.pe.borrow_mut();
-            pe.stats.read_faults += 1;
-            pe.stats.page_fetches += 1;
-            pe.stats.messages += 2;
-            pe.stats.bytes += page.0.len() as u64;
+            self.count_fetch(page.0.len());
+            self.pe.borrow_mut().stats.read_faults += 1;
             if !(known && write) {
                 return Ok(());
             }
@@ -383,12 +380,17 @@ impl Protocol {
             region.protect(p, 1, Access::Write);
             t.set_state(p, WRITE);
             drop(t);
-            let mut pe = self.pe.borrow_mut();
-            pe.stats.page_fetches += 1;
-            pe.stats.two_way_updates += 1;
-            pe.stats.messages += 2;
-            pe.stats.bytes += fresh.0.len() as u64;
+            self.count_fetch(fresh.0.len());
+            self.pe.borrow_mut().stats.two_way_updates += 1;
         }
+    }
+
+    /// Counts a page fetch of `bytes` (a request and its reply).
+    fn count_fetch(&self, bytes: usize) {
+        let mut pe = self.pe.borrow_mut();
+        pe.stats.page_fetches += 1;
+        pe.stats.messages += 2;
+        pe.stats.bytes += bytes as u64;
     }
 
     /// Serves a grant: learns what the releasers knew, then lets the thread in.
