@@ -65,7 +65,7 @@ spmd_tests!(
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 32);
+    assert_eq!(suite::TESTS.len(), 33);
 }
 
 #[test]
