@@ -131,9 +131,7 @@ impl Slot {
     pub(crate) fn request(&self, op: Op, arg: usize) -> Done {
         self.arg.store(arg, Ordering::Relaxed);
         self.op.store(op as u32, Ordering::Release);
-        let bell = &self.owner().doorbell;
-        bell.fetch_add(1, Ordering::Release);
-        wake_all(bell);
+        self.owner().doorbell.ring();
         let mut spins = 0u32;
         loop {
             if let Some(d) = Done::from_word(self.done.load(Ordering::Acquire)) {

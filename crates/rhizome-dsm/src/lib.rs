@@ -33,12 +33,15 @@
 //! assert!(totals.iter().flatten().all(|&n| n == 2 * 2 * 10));
 //! ```
 //!
-//! Modules: `region` (the `memfd` and its two views), `fault` (the `SIGSEGV` handler and
-//! the requests of application threads), `diff` (twins and word-level diffs), `protocol`
+//! Modules: `config` ([`DsmConfig`]: homes, interval policy), `region` (the `memfd` and
+//! its two views), `fault` (the `SIGSEGV` handler and the requests of application
+//! threads), `doorbell` (what wakes the service thread), `diff` (twins and word-level diffs), `protocol`
 //! (page states, intervals, write notices), `wire` (messages and their handlers),
 //! `service` (the service loop: faults, locks, barriers), `stats` ([`DsmStats`]).
 
+mod config;
 mod diff;
+mod doorbell;
 mod fault;
 mod pages;
 mod protocol;
@@ -47,6 +50,7 @@ mod service;
 mod stats;
 mod wire;
 
+pub use config::{DsmConfig, Homes, Intervals};
 pub use stats::DsmStats;
 
 use fault::{Done, Op, Slot};
@@ -57,7 +61,7 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Misuse of the shared memory, reported instead of corrupting it.
@@ -82,59 +86,14 @@ pub enum DsmError {
     Lock(String),
 }
 
-/// Which PE is the home of each page of an allocation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Homes {
-    /// Contiguous blocks: the first `1/n` of the pages on PE 0, and so on.
-    Block,
-    /// Page `i` of the allocation on PE `i mod n`.
-    Cyclic,
-    /// Every page on one PE.
-    Pe(usize),
-}
-
-/// How a [`Dsm`] is set up.
-#[derive(Clone, Debug)]
-pub struct DsmConfig {
-    region_bytes: usize,
-    threads: usize,
-    homes: Homes,
-}
-
-impl Default for DsmConfig {
-    fn default() -> Self {
-        DsmConfig {
-            region_bytes: 256 << 20,
-            threads: 1,
-            homes: Homes::Block,
-        }
-    }
-}
-
-impl DsmConfig {
-    /// Size of the region's address range (reserved, not committed), rounded up to pages.
-    pub fn region_bytes(mut self, n: usize) -> Self {
-        self.region_bytes = n;
-        self
-    }
-    /// Application threads per PE (at least 1).
-    pub fn threads(mut self, n: usize) -> Self {
-        self.threads = n.max(1);
-        self
-    }
-    /// Home assignment of [`Dsm::alloc`] (default [`Homes::Block`]).
-    pub fn homes(mut self, h: Homes) -> Self {
-        self.homes = h;
-        self
-    }
-}
-
 /// What the application threads and the service thread of one PE share.
 pub(crate) struct Shared {
     pub(crate) region: Region,
     pub(crate) pages: pages::Pages,
     pub(crate) slots: Box<[Slot]>,
-    pub(crate) doorbell: AtomicU32,
+    pub(crate) doorbell: Arc<doorbell::Doorbell>,
+    /// Whether the transport rings the doorbell when a message arrives.
+    pub(crate) messages_ring: AtomicBool,
     /// Application threads that have ended.
     pub(crate) finished: AtomicUsize,
     pub(crate) panicked: AtomicBool,
@@ -162,7 +121,8 @@ impl Dsm {
             region,
             pages: pages::Pages::new(len / page),
             slots: Box::new([]),
-            doorbell: AtomicU32::new(0),
+            doorbell: Arc::new(doorbell::Doorbell::new()),
+            messages_ring: AtomicBool::new(false),
             finished: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
             aborted: AtomicBool::new(false),
@@ -177,7 +137,11 @@ impl Dsm {
         sh.slots = (0..config.threads)
             .map(|_| Slot::new(owner, base, len))
             .collect();
-        let pe = Rc::new(RefCell::new(Pe::new(ctx.my_pe(), ctx.num_pes())));
+        let pe = Rc::new(RefCell::new(Pe::new(
+            ctx.my_pe(),
+            ctx.num_pes(),
+            config.intervals,
+        )));
         let wire = wire::Wire::register(ctx, &shared, &pe);
         Ok(Dsm {
             protocol: Protocol {
@@ -218,7 +182,9 @@ impl Dsm {
         pe.add_pages(offset / page, bytes / page, homes);
         let me = pe.me;
         for p in offset / page..(offset + bytes) / page {
-            self.shared.pages.add(p, pe.homes[p] as usize == me);
+            let home = pe.homes[p];
+            let here = (home != protocol::UNDECIDED).then_some(home as usize == me);
+            self.shared.pages.add(p, here);
         }
         region.protect(offset / page, bytes / page, Access::Read);
         Ok(DsmVec {
@@ -256,6 +222,11 @@ impl Dsm {
                 })
                 .collect();
             let abort = service::AbortOnUnwind(sh);
+            // Messages from other PEs wake the service thread, as local requests do.
+            let bell = sh.doorbell.clone();
+            let hooked = ctx.set_arrival_hook(Some(Arc::new(move || bell.ring())));
+            sh.messages_ring.store(hooked, Ordering::Relaxed);
+            let _unhook = Unhook(ctx);
             self.protocol.serve(ctx);
             if sh.panicked.load(Ordering::Acquire) {
                 panic!(
@@ -288,6 +259,15 @@ impl Dsm {
     }
 }
 
+/// Removes the arrival hook when a run ends, also when it unwinds.
+struct Unhook<'a>(&'a Ctx);
+
+impl Drop for Unhook<'_> {
+    fn drop(&mut self) {
+        self.0.set_arrival_hook(None);
+    }
+}
+
 /// Counts an application thread's end, also when it panics.
 struct EndOfThread<'a>(&'a Shared);
 
@@ -297,8 +277,7 @@ impl Drop for EndOfThread<'_> {
             self.0.panicked.store(true, Ordering::Release);
         }
         self.0.finished.fetch_add(1, Ordering::AcqRel);
-        self.0.doorbell.fetch_add(1, Ordering::Release);
-        fault::wake_all(&self.0.doorbell);
+        self.0.doorbell.ring();
     }
 }
 

@@ -23,6 +23,9 @@ pub(crate) const WRITE: u8 = 2;
 pub(crate) struct Pages {
     states: Box<[AtomicU8]>,
     home_here: Box<[AtomicBool]>,
+    /// First-touch pages whose home this PE does not know yet: the service thread asks
+    /// before the first write (so the handler leaves their write faults to it).
+    homeless: Box<[AtomicBool]>,
     /// Pages written in the current interval, one bit each.
     written: Box<[AtomicU64]>,
     lock: AtomicBool,
@@ -44,6 +47,7 @@ impl Pages {
         Pages {
             states: (0..pages).map(|_| AtomicU8::new(INVALID)).collect(),
             home_here: (0..pages).map(|_| AtomicBool::new(false)).collect(),
+            homeless: (0..pages).map(|_| AtomicBool::new(false)).collect(),
             written: (0..pages.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
             lock: AtomicBool::new(false),
             fast_write_faults: AtomicU64::new(0),
@@ -61,10 +65,16 @@ impl Pages {
         Locked(self)
     }
 
-    /// Page `p` becomes valid (fresh allocation: zero everywhere), homed here or not.
-    pub(crate) fn add(&self, p: usize, home_here: bool) {
-        self.home_here[p].store(home_here, Ordering::Relaxed);
+    /// Page `p` becomes valid (fresh allocation: zero everywhere), homed here, elsewhere
+    /// (`Some(false)`) or not known yet (`None`: a first-touch page).
+    pub(crate) fn add(&self, p: usize, home_here: Option<bool>) {
+        self.home_here[p].store(home_here == Some(true), Ordering::Relaxed);
+        self.homeless[p].store(home_here.is_none(), Ordering::Relaxed);
         self.states[p].store(READ, Ordering::Release);
+    }
+
+    pub(crate) fn homeless(&self, p: usize) -> bool {
+        self.homeless[p].load(Ordering::Acquire)
     }
 
     pub(crate) fn home_here(&self, p: usize) -> bool {
@@ -73,6 +83,12 @@ impl Pages {
 }
 
 impl Locked<'_> {
+    /// The home of page `p` is now known: here or elsewhere.
+    pub(crate) fn set_home(&self, p: usize, here: bool) {
+        self.0.home_here[p].store(here, Ordering::Relaxed);
+        self.0.homeless[p].store(false, Ordering::Release);
+    }
+
     pub(crate) fn state(&self, p: usize) -> u8 {
         self.0.states[p].load(Ordering::Relaxed)
     }
@@ -117,6 +133,10 @@ pub(crate) fn try_write_fault(pages: &Pages, region: &Region, offset: usize) -> 
         return false;
     }
     let t = pages.lock();
+    if pages.homeless(p) {
+        // The service thread learns the home first (it decides whether to twin).
+        return false;
+    }
     match t.state(p) {
         // A refused protection goes to the service thread, which reports it.
         READ if t.open_for_write(region, p) => {

@@ -15,8 +15,14 @@
 //!   homes' acknowledgements, then records the interval's write notice (its page list)
 //!   under the next value of this PE's vector-timestamp entry.
 //! - Applying another PE's write notices (at an acquire or a barrier) invalidates the named
-//!   pages that this PE does not home; a page this PE is writing is first closed to its
-//!   threads and its diff sent home, so the refetch merges both writers.
+//!   pages that this PE does not home. A page this PE is writing in the current interval
+//!   (only possible at an acquire) is kept under [`Intervals::Lazy`] by two-way diffing:
+//!   its diff is kept, the home's copy fetched into page and twin, the diff applied again.
+//!   [`Intervals::Aggressive`] ends the interval at the acquire instead, so such a page is
+//!   one written by another thread since; it is closed, its diff sent home, and dropped.
+//!   Under both policies an interval also ends at every release: the lock's manager, not
+//!   the releaser, chooses the next holder, so the releaser cannot tell whether it is
+//!   local (the paper's lazy scheme ends it only at a grant to a remote node).
 
 use crate::diff;
 use crate::fault::Done;
@@ -24,7 +30,7 @@ use crate::pages::{INVALID, READ, WRITE};
 use crate::region::Access;
 use crate::stats::DsmStats;
 use crate::wire::{Bytes, Wire};
-use crate::{Homes, Shared};
+use crate::{Homes, Intervals, Shared};
 use rhizome::Ctx;
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -66,9 +72,13 @@ impl ManagedLock {
     }
 }
 
+/// The home of a first-touch page nobody has claimed yet (as this PE knows).
+pub(crate) const UNDECIDED: u32 = u32::MAX;
+
 /// The protocol state of one PE.
 pub(crate) struct Pe {
     pub(crate) me: usize,
+    pub(crate) intervals: Intervals,
     pub(crate) pes: usize,
     pub(crate) homes: Vec<u32>,
     /// Allocated bytes of the region (the bump pointer).
@@ -93,9 +103,10 @@ pub(crate) struct Pe {
 }
 
 impl Pe {
-    pub(crate) fn new(me: usize, pes: usize) -> Pe {
+    pub(crate) fn new(me: usize, pes: usize, intervals: Intervals) -> Pe {
         Pe {
             me,
+            intervals,
             pes,
             homes: Vec::new(),
             allocated: 0,
@@ -119,6 +130,7 @@ impl Pe {
             Homes::Block => (i * pes / count) as u32,
             Homes::Cyclic => (i % pes) as u32,
             Homes::Pe(p) => (p % pes) as u32,
+            Homes::FirstTouch => UNDECIDED,
         }));
     }
 }
@@ -150,7 +162,7 @@ impl Protocol {
                 "rhizome: error: PE {me} accessed byte {offset} of the DSM region, beyond the {allocated} bytes allocated"
             ));
         }
-        let home = home.expect("allocated pages have homes") as usize;
+        let home = self.home_of(ctx, p, home.expect("allocated pages have homes"));
         let region = &self.shared.region;
         let pages = &self.shared.pages;
         // Only this thread makes an invalid page valid, so the state read here stays
@@ -163,11 +175,8 @@ impl Protocol {
             region.protect(p, 1, Access::Read);
             t.set_state(p, READ);
             drop(t);
-            let mut pe = self.pe.borrow_mut();
-            pe.stats.read_faults += 1;
-            pe.stats.page_fetches += 1;
-            pe.stats.messages += 2;
-            pe.stats.bytes += page.0.len() as u64;
+            self.count_fetch(page.0.len());
+            self.pe.borrow_mut().stats.read_faults += 1;
             if !(known && write) {
                 return Ok(());
             }
@@ -187,6 +196,27 @@ impl Protocol {
         }
         // WRITE: another thread's fault opened it first: served once for all.
         Ok(())
+    }
+
+    /// The home of page `p` (`known` as this PE's table has it): a first-touch page not
+    /// known yet is claimed from its decider, which answers with the first claimant.
+    fn home_of(&self, ctx: &Ctx, p: usize, known: u32) -> usize {
+        if known != UNDECIDED {
+            return known as usize;
+        }
+        let (me, pes) = {
+            let pe = self.pe.borrow();
+            (pe.me, pe.pes)
+        };
+        let home = ctx
+            .call(p % pes, self.wire.claim, &(p as u32, me as u32))
+            .wait();
+        let mut pe = self.pe.borrow_mut();
+        pe.homes[p] = home;
+        pe.stats.messages += 2;
+        drop(pe);
+        self.shared.pages.lock().set_home(p, home as usize == me);
+        home as usize
     }
 
     /// Closes the written ones of `ps` (ascending) to the application threads (to
@@ -276,15 +306,20 @@ impl Protocol {
             .flat_map(|(_, pages)| pages.iter().copied())
             .collect::<BTreeSet<u32>>();
         let mut calls = Vec::new();
+        let mut dirty = Vec::new();
         let pages = &self.shared.pages;
+        let lazy = self.pe.borrow().intervals == Intervals::Lazy;
         for p in fresh {
             if pages.home_here(p as usize) {
                 continue;
             }
             let state = pages.lock().state(p as usize);
-            if state == WRITE {
-                // Written here too (false sharing): its diff goes home before the page
-                // is dropped, and the interval's notice will still name it.
+            if state == WRITE && lazy {
+                dirty.push(p);
+            } else if state == WRITE {
+                // Written here too (false sharing, or by another thread since the acquire
+                // ended the interval): its diff goes home before the page is dropped, and
+                // the interval's notice will still name it.
                 self.pe.borrow_mut().flushed.insert(p);
                 calls.extend(self.flush_pages(ctx, &[p], Access::None));
             } else {
@@ -298,12 +333,71 @@ impl Protocol {
         for c in calls {
             c.wait();
         }
+        self.two_way_update(ctx, &dirty);
         let mut pe = self.pe.borrow_mut();
         pe.vt[q] = pe.vt[q].max(from + notices.len() as u32);
     }
 
+    /// Two-way diffing of the dirty pages `ps`: each one's diff against its twin is kept,
+    /// the home's copy is fetched into the page and the twin, and the kept diff is applied
+    /// again; the page stays dirty, so its diff goes home at the interval's end. The pages
+    /// are closed to the application threads meanwhile (marked invalid, so that a fault
+    /// on one waits for the service thread, which reopens it first).
+    fn two_way_update(&self, ctx: &Ctx, ps: &[u32]) {
+        if ps.is_empty() {
+            return;
+        }
+        let region = &self.shared.region;
+        let pages = &self.shared.pages;
+        let mut kept = Vec::with_capacity(ps.len());
+        {
+            let t = pages.lock();
+            for &p in ps {
+                let p = p as usize;
+                region.protect(p, 1, Access::None);
+                t.set_state(p, INVALID);
+                let mut d = Vec::new();
+                region.with_twin(p, |twin, page| diff::encode(twin, page, &mut d));
+                kept.push(d);
+            }
+        }
+        let homes: Vec<usize> = {
+            let pe = self.pe.borrow();
+            ps.iter().map(|&p| pe.homes[p as usize] as usize).collect()
+        };
+        let calls: Vec<_> = ps
+            .iter()
+            .zip(&homes)
+            .map(|(&p, &home)| ctx.call(home, self.wire.get_page, &p))
+            .collect();
+        for ((&p, call), d) in ps.iter().zip(calls).zip(kept) {
+            let fresh = call.wait();
+            let p = p as usize;
+            let t = pages.lock();
+            region.with_page(p, |page| page.copy_from_slice(&fresh.0));
+            region.make_twin(p);
+            region.with_page(p, |page| diff::apply(&d, page));
+            region.protect(p, 1, Access::Write);
+            t.set_state(p, WRITE);
+            drop(t);
+            self.count_fetch(fresh.0.len());
+            self.pe.borrow_mut().stats.two_way_updates += 1;
+        }
+    }
+
+    /// Counts a page fetch of `bytes` (a request and its reply).
+    fn count_fetch(&self, bytes: usize) {
+        let mut pe = self.pe.borrow_mut();
+        pe.stats.page_fetches += 1;
+        pe.stats.messages += 2;
+        pe.stats.bytes += bytes as u64;
+    }
+
     /// Serves a grant: learns what the releasers knew, then lets the thread in.
     pub(crate) fn serve_grant(&self, ctx: &Ctx, lock: u32, slot: u32, vt: Vec<u32>) {
+        if self.pe.borrow().intervals == Intervals::Aggressive {
+            self.close_interval(ctx);
+        }
         let (me, mine) = {
             let pe = self.pe.borrow();
             (pe.me, pe.vt.clone())

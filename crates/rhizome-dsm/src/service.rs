@@ -9,7 +9,7 @@
 //! lock held elsewhere, a barrier) is parked and finished when its message arrives, so
 //! the loop never blocks on something only another application thread can do.
 
-use crate::fault::{Done, Op, wait_while};
+use crate::fault::{Done, Op};
 use crate::protocol::Protocol;
 use crate::wire::{flatten, unflatten};
 use rhizome::Ctx;
@@ -21,7 +21,7 @@ impl Protocol {
         let sh = &self.shared;
         let mut idle = 0u32;
         loop {
-            let bell = sh.doorbell.load(Ordering::Acquire);
+            let bell = sh.doorbell.seen();
             let mut busy = ctx.progress() > 0;
             loop {
                 let g = self.pe.borrow_mut().grants.pop_front();
@@ -47,19 +47,18 @@ impl Protocol {
             idle += 1;
             if idle < 64 {
                 std::hint::spin_loop();
-            } else if idle < 128 {
+            } else if idle < 128 || !sh.messages_ring.load(Ordering::Relaxed) {
+                // Without an arrival hook a message is only seen by polling: yield the
+                // core to the application threads between polls, but never nap.
                 std::thread::yield_now();
             } else {
-                // Sleep until a local request rings, or briefly, to poll for messages; the
-                // longer nothing happens, the longer the nap (50 us doubling to 400 us),
-                // so that a PE whose threads compute costs its cores little, and one that
-                // is being asked for pages answers within microseconds.
-                let naps = (idle - 128) / 32;
+                // Every event rings the bell: sleep until it does. The timeout only bounds
+                // how late an abort of another PE is noticed.
                 let nap = libc::timespec {
                     tv_sec: 0,
-                    tv_nsec: 50_000 << naps.min(3),
+                    tv_nsec: 10_000_000,
                 };
-                wait_while(&sh.doorbell, bell, Some(&nap));
+                sh.doorbell.sleep(bell, &nap);
             }
         }
     }

@@ -15,6 +15,8 @@ pub struct DsmStats {
     pub diffs_created: u64,
     /// Diffs applied to this PE's home pages.
     pub diffs_applied: u64,
+    /// Dirty pages updated by two-way diffing ([`crate::Intervals::Lazy`]).
+    pub two_way_updates: u64,
     /// Bytes of page contents and diffs sent.
     pub bytes: u64,
     /// Protocol messages sent (requests and replies).
@@ -37,6 +39,7 @@ macro_rules! fields {
             page_fetches,
             diffs_created,
             diffs_applied,
+            two_way_updates,
             bytes,
             messages,
             lock_acquires,

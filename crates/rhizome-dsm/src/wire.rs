@@ -60,6 +60,9 @@ pub(crate) struct Wire {
     pub(crate) get_page: CallAm<u32, Bytes>,
     /// Apply a diff of page `p` at its home; the reply acknowledges it.
     pub(crate) diff: CallAm<(u32, Bytes), ()>,
+    /// To a first-touch page's decider: `(p, pe)` touches page `p`; the reply is its home
+    /// (`pe` if nobody claimed it before).
+    pub(crate) claim: CallAm<(u32, u32), u32>,
     /// A PE's own write notices of intervals `(from, to]`, flattened.
     pub(crate) notices: CallAm<(u32, u32), Vec<u32>>,
     /// To a lock's manager: `(lock, pe, slot)` wants it.
@@ -93,6 +96,17 @@ impl Wire {
             );
             flatten(&pe.log[(from - pe.log_base) as usize..(to - pe.log_base) as usize])
         });
+        let (sh, st) = (shared.clone(), pe.clone());
+        let claim = ctx.register_call(move |_ctx, (p, from): (u32, u32)| {
+            let mut pe = st.borrow_mut();
+            let home = &mut pe.homes[p as usize];
+            if *home == crate::protocol::UNDECIDED {
+                *home = from;
+                let here = from as usize == pe.me;
+                sh.pages.lock().set_home(p as usize, here);
+            }
+            pe.homes[p as usize]
+        });
         // The grant id is needed by the manager's handlers, registered before it: every
         // PE registers in the same order, so the id is the one after `release`'s.
         let st = pe.clone();
@@ -122,6 +136,7 @@ impl Wire {
         Wire {
             get_page,
             diff,
+            claim,
             notices,
             acquire,
             release,

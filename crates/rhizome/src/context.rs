@@ -101,6 +101,15 @@ impl Ctx {
     pub fn transport_name(&self) -> &'static str {
         self.mem.t.name()
     }
+    /// Asks the transport to call `hook` whenever a message buffer reaches this PE (or to
+    /// stop, with `None`): a PE's main thread that sleeps until it has something to do
+    /// (as a service thread does) can then be woken by an incoming message at once.
+    /// Returns whether the transport does so (`local` does; `mpi` cannot, as a message
+    /// only shows up when this PE calls into MPI, so such a thread must keep polling).
+    pub fn set_arrival_hook(&self, hook: Option<crate::transport::ArrivalHook>) -> bool {
+        use crate::transport::Messages;
+        self.mem.t.set_arrival_hook(hook)
+    }
     /// The one-sided access handle (clone it into other threads of this PE).
     pub fn memory(&self) -> &Memory {
         &self.mem

@@ -58,13 +58,14 @@ spmd_tests!(
     actor_multi_hop,
     actor_done_order,
     actor_tasks_in_handlers,
+    arrival_hook_counts_messages,
     actor_stress,
 );
 
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 32);
+    assert_eq!(suite::TESTS.len(), 33);
 }
 
 #[test]

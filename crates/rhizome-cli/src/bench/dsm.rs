@@ -6,7 +6,8 @@
 use super::record::{BenchOpts, Record};
 use clap::{Args, ValueEnum};
 use rhizome::World;
-use rhizome_kernels::dsm::{App, Outcome, run_dsm, run_sequential};
+use rhizome_dsm::{DsmConfig, Homes, Intervals};
+use rhizome_kernels::dsm::{App, Outcome, run_dsm_with, run_sequential};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -20,6 +21,24 @@ enum AppArg {
     Nbody,
     Nbodyw,
     All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum IntervalsArg {
+    /// Intervals end at releases and barriers; dirty pages updated by two-way diffing.
+    Lazy,
+    /// Intervals also end at every acquire.
+    Aggressive,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum HomesArg {
+    /// Contiguous blocks of pages per PE.
+    Block,
+    /// Page i on PE i mod n.
+    Cyclic,
+    /// The first PE to touch a page is its home.
+    FirstTouch,
 }
 
 #[derive(Args)]
@@ -60,6 +79,12 @@ pub struct DsmArgs {
     /// Water: time steps.
     #[arg(long, default_value_t = 4)]
     water_steps: usize,
+    /// The interval policy (the paper's Table 1).
+    #[arg(long, value_enum, default_value = "lazy")]
+    intervals: IntervalsArg,
+    /// Home assignment of the shared pages.
+    #[arg(long, value_enum, default_value = "block")]
+    homes: HomesArg,
     #[command(flatten)]
     opts: BenchOpts,
 }
@@ -71,6 +96,10 @@ struct DsmRecord {
     row: Record,
     app: String,
     threads: usize,
+    /// The interval policy: "lazy" or "aggressive".
+    intervals: String,
+    /// The home assignment: "block", "cyclic" or "firsttouch".
+    homes: String,
     sequential_seconds: f64,
     speedup: f64,
     protocol: BTreeMap<&'static str, u64>,
@@ -152,6 +181,16 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
     .filter(|(a, _)| args.app == AppArg::All || args.app == *a)
     .map(|(_, app)| app)
     .collect();
+    let options = DsmConfig::default()
+        .intervals(match args.intervals {
+            IntervalsArg::Lazy => Intervals::Lazy,
+            IntervalsArg::Aggressive => Intervals::Aggressive,
+        })
+        .homes(match args.homes {
+            HomesArg::Block => Homes::Block,
+            HomesArg::Cyclic => Homes::Cyclic,
+            HomesArg::FirstTouch => Homes::FirstTouch,
+        });
     let mut rows = Vec::new();
     let mut records = Vec::new();
     for app in apps {
@@ -159,7 +198,7 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
         let out = World::builder()
             .pes(pes)
             .run(|ctx| {
-                let par = run_dsm(ctx, &app, threads);
+                let par = run_dsm_with(ctx, &app, threads, options.clone());
                 (ctx.my_pe() == 0).then(|| (par, ctx.transport_name(), ctx.num_pes()))
             })
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -168,7 +207,13 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
         let Some(Some((par, transport, pes))) = out.into_iter().next() else {
             continue;
         };
-        let (row, record) = record(app, threads, (transport, pes), &seq, &par)?;
+        let (row, record) = record(
+            app,
+            (threads, args.intervals, args.homes),
+            (transport, pes),
+            &seq,
+            &par,
+        )?;
         rows.push(row);
         records.push(record);
     }
@@ -181,7 +226,7 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
 
 fn record(
     app: App,
-    threads: usize,
+    (threads, intervals, homes): (usize, IntervalsArg, HomesArg),
     (transport, pes): (&str, usize),
     seq: &Outcome,
     par: &Outcome,
@@ -221,6 +266,8 @@ fn record(
         row: row.clone(),
         app: name.into(),
         threads,
+        intervals: format!("{intervals:?}").to_lowercase(),
+        homes: format!("{homes:?}").to_lowercase(),
         sequential_seconds: seq.seconds,
         speedup: seq.seconds / par.seconds,
         protocol: par.stats.fields().into_iter().collect(),

@@ -1,18 +1,31 @@
 //! The DSM's SPMD test suite: each test runs inside one PE of a world (local PEs in
 //! `tests/dsm.rs`, MPI ranks in `examples/dsm_tests.rs`) and panics on a wrong result.
 //! Every test is written for any number of PEs and application threads; each runs with
-//! 1 and with 2 application threads per PE.
+//! 1 and with 2 application threads per PE, under both interval policies.
 
 use rhizome::Ctx;
-use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes};
+use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes, Intervals};
 
-/// Lists each test twice, with 1 and with 2 application threads per PE, in the form of
-/// the runtime's example suites: `(name, body)`.
+/// How one run of a test sets up its DSM.
+#[derive(Clone, Copy)]
+pub struct Mode {
+    threads: usize,
+    intervals: Intervals,
+}
+
+const fn mode(threads: usize, intervals: Intervals) -> Mode {
+    Mode { threads, intervals }
+}
+
+/// Lists each test with 1 and with 2 application threads per PE, under lazy and under
+/// aggressive intervals, in the form of the runtime's example suites: `(name, body)`.
 macro_rules! suite {
     ($($name:ident),* $(,)?) => {
         pub const TESTS: &[(&str, fn(&Ctx))] = &[$(
-            (concat!(stringify!($name), " x1"), |ctx: &Ctx| $name(ctx, 1)),
-            (concat!(stringify!($name), " x2"), |ctx: &Ctx| $name(ctx, 2)),
+            (concat!(stringify!($name), " x1 lazy"), |ctx: &Ctx| $name(ctx, mode(1, Intervals::Lazy))),
+            (concat!(stringify!($name), " x2 lazy"), |ctx: &Ctx| $name(ctx, mode(2, Intervals::Lazy))),
+            (concat!(stringify!($name), " x1 aggressive"), |ctx: &Ctx| $name(ctx, mode(1, Intervals::Aggressive))),
+            (concat!(stringify!($name), " x2 aggressive"), |ctx: &Ctx| $name(ctx, mode(2, Intervals::Aggressive))),
         )*];
     };
 }
@@ -23,22 +36,105 @@ suite!(
     false_sharing_loses_no_write,
     every_word_size_diffs,
     dekker_under_a_lock_is_sequential,
+    dirty_page_keeps_its_writes_across_an_acquire,
+    first_touch_homes_pages_where_written,
     release_without_acquire_is_an_error,
     region_exhaustion_is_an_error,
 );
 
-fn dsm(ctx: &Ctx, threads: usize) -> Dsm {
-    Dsm::new(
-        ctx,
-        DsmConfig::default().threads(threads).region_bytes(16 << 20),
-    )
-    .unwrap()
+fn config(m: Mode) -> DsmConfig {
+    DsmConfig::default()
+        .threads(m.threads)
+        .intervals(m.intervals)
+}
+
+fn dsm(ctx: &Ctx, m: Mode) -> Dsm {
+    Dsm::new(ctx, config(m).region_bytes(16 << 20)).unwrap()
+}
+
+/// First-touch homes: each thread fills its own pages, so every page is homed where it
+/// was written and the fill sends no diff; then each thread overwrites the next thread's
+/// pages (homed elsewhere now), and every thread sees both rounds' values.
+fn first_touch_homes_pages_where_written(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let per_page = d.page_size() / 8;
+    let all = m.threads * ctx.num_pes();
+    let a = d
+        .alloc_with::<u64>(2 * per_page * all, Homes::FirstTouch)
+        .unwrap();
+    let mine = |g: usize| 2 * per_page * g..2 * per_page * (g + 1);
+    let check = |t: &rhizome_dsm::DsmThread, round: u64| {
+        for g in 0..t.global_threads() {
+            for i in mine(g) {
+                assert_eq!(a.get(i), round * 1_000_000 + i as u64, "element {i}");
+            }
+        }
+    };
+    d.run(ctx, |t| {
+        for i in mine(t.global_id()) {
+            a.set(i, 1_000_000 + i as u64);
+        }
+        t.barrier();
+        check(t, 1);
+        t.barrier();
+    });
+    assert_eq!(
+        d.stats().diffs_created,
+        0,
+        "every page homed where it was filled"
+    );
+    d.run(ctx, |t| {
+        for i in mine((t.global_id() + 1) % t.global_threads()) {
+            a.set(i, 2_000_000 + i as u64);
+        }
+        t.barrier();
+        check(t, 2);
+        t.barrier();
+    });
+}
+
+/// Each thread writes its own word of a page, unlocked, then takes a lock whose last
+/// holder (often on another PE) wrote another word of the same page: the acquire must
+/// bring the holder's word without dropping this thread's pending write (two-way diffing
+/// under lazy intervals; an interval end at the acquire under aggressive ones).
+fn dirty_page_keeps_its_writes_across_an_acquire(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let page = d.alloc_with::<u64>(512, Homes::Pe(0)).unwrap();
+    let lock = DsmLock::new(5);
+    let rounds = 10u64;
+    let results = d.run(ctx, |t| {
+        let (id, all) = (t.global_id(), t.global_threads());
+        assert!(all < 512);
+        for round in 1..=rounds {
+            let mine = round * 1000 + id as u64;
+            page.set(1 + id, mine);
+            lock.acquire(t);
+            let c = page.get(0);
+            page.set(0, c + 1);
+            lock.release(t).unwrap();
+            assert_eq!(page.get(1 + id), mine, "own write kept, round {round}");
+        }
+        t.barrier();
+        let last: Vec<u64> = (0..all).map(|j| page.get(1 + j)).collect();
+        (page.get(0), last)
+    });
+    let two_way = d.stats().two_way_updates;
+    if m.intervals == Intervals::Aggressive {
+        assert_eq!(two_way, 0, "aggressive intervals never update a dirty page");
+    }
+    let all = m.threads * ctx.num_pes();
+    for (count, last) in results {
+        assert_eq!(count, rounds * all as u64, "increments under the lock");
+        for (j, v) in last.into_iter().enumerate() {
+            assert_eq!(v, rounds * 1000 + j as u64, "thread {j}'s last write");
+        }
+    }
 }
 
 /// A counter incremented under one lock by every thread: each holder sees the previous
 /// holder's write (a lost update would leave the total short).
-fn lock_handoff_is_seen_by_next_holder(ctx: &Ctx, threads: usize) {
-    let d = dsm(ctx, threads);
+fn lock_handoff_is_seen_by_next_holder(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
     let counter = d
         .alloc_with::<u64>(1, Homes::Pe(ctx.num_pes() - 1))
         .unwrap();
@@ -58,7 +154,7 @@ fn lock_handoff_is_seen_by_next_holder(ctx: &Ctx, threads: usize) {
         let filled = (0..total as usize).filter(|&i| log.get(i) != 0).count();
         (total, filled)
     });
-    let want = (rounds * threads * ctx.num_pes()) as u64;
+    let want = (rounds * m.threads * ctx.num_pes()) as u64;
     for (total, filled) in got {
         assert_eq!(total, want, "increments under the lock");
         assert_eq!(
@@ -71,8 +167,8 @@ fn lock_handoff_is_seen_by_next_holder(ctx: &Ctx, threads: usize) {
 /// Data written before a barrier (by every thread, to pages homed everywhere) is read
 /// after it by every other thread: the data-race-free program sees what a sequential
 /// interleaving would.
-fn message_passing_through_barrier(ctx: &Ctx, threads: usize) {
-    let d = dsm(ctx, threads);
+fn message_passing_through_barrier(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
     let n = 3 * 4096;
     let a = d.alloc_with::<u64>(n, Homes::Cyclic).unwrap();
     d.run(ctx, |t| {
@@ -98,8 +194,8 @@ fn message_passing_through_barrier(ctx: &Ctx, threads: usize) {
 
 /// Every thread of every PE writes its own bytes of the same page, many times between
 /// barriers: no write is lost when the diffs meet at the home.
-fn false_sharing_loses_no_write(ctx: &Ctx, threads: usize) {
-    let d = dsm(ctx, threads);
+fn false_sharing_loses_no_write(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
     let bytes = d.alloc_with::<u8>(d.page_size(), Homes::Pe(0)).unwrap();
     d.run(ctx, |t| {
         let (id, all) = (t.global_id(), t.global_threads());
@@ -131,8 +227,8 @@ fn pattern(i: usize, size: usize, pe: usize) -> u128 {
 
 /// Elements of 1, 2, 4, 8 and 16 bytes, interleaved between PEs inside one page each:
 /// the diff of each carries exactly its writer's elements.
-fn every_word_size_diffs(ctx: &Ctx, threads: usize) {
-    let d = dsm(ctx, threads);
+fn every_word_size_diffs(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
     let page = d.page_size();
     let v8 = d.alloc::<u8>(page).unwrap();
     let v16 = d.alloc::<u16>(page / 2).unwrap();
@@ -179,8 +275,8 @@ fn every_word_size_diffs(ctx: &Ctx, threads: usize) {
 /// Store buffering (Dekker) with both sides under one lock: each thread sets its flag and
 /// reads its partner's; the outcome where neither sees the other's flag, which
 /// sequential consistency forbids, never occurs.
-fn dekker_under_a_lock_is_sequential(ctx: &Ctx, threads: usize) {
-    let d = dsm(ctx, threads);
+fn dekker_under_a_lock_is_sequential(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
     let flags = d.alloc_with::<u64>(64, Homes::Cyclic).unwrap();
     let seen = d.alloc::<u64>(64).unwrap();
     let lock = DsmLock::new(3);
@@ -212,8 +308,8 @@ fn dekker_under_a_lock_is_sequential(ctx: &Ctx, threads: usize) {
 }
 
 /// A release by a thread that never acquired is refused with a clear error.
-fn release_without_acquire_is_an_error(ctx: &Ctx, threads: usize) {
-    let d = dsm(ctx, threads);
+fn release_without_acquire_is_an_error(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
     let errs = d.run(ctx, |t| {
         DsmLock::new(11).release(t).unwrap_err().to_string()
     });
@@ -224,12 +320,8 @@ fn release_without_acquire_is_an_error(ctx: &Ctx, threads: usize) {
 
 /// An allocation larger than what is left of the region is refused, and the region
 /// stays usable.
-fn region_exhaustion_is_an_error(ctx: &Ctx, threads: usize) {
-    let d = Dsm::new(
-        ctx,
-        DsmConfig::default().threads(threads).region_bytes(1 << 20),
-    )
-    .unwrap();
+fn region_exhaustion_is_an_error(ctx: &Ctx, m: Mode) {
+    let d = Dsm::new(ctx, config(m).region_bytes(1 << 20)).unwrap();
     let e = d.alloc::<u64>(1 << 20).map(|_| ()).unwrap_err();
     assert!(e.to_string().contains("DSM region exhausted"), "{e}");
     let small = d.alloc::<u64>(8).unwrap();

@@ -208,12 +208,16 @@ pub fn run_sequential(app: &App) -> Outcome {
 /// Collective: the parallel run on the shared memory with `threads` application threads
 /// per PE; every PE returns the same outcome (PE 0's time).
 pub fn run_dsm(ctx: &Ctx, app: &App, threads: usize) -> Outcome {
+    run_dsm_with(ctx, app, threads, DsmConfig::default())
+}
+
+/// [`run_dsm`] with the protocol's options (interval policy, homes) taken from `options`;
+/// its thread count and region size are set here.
+pub fn run_dsm_with(ctx: &Ctx, app: &App, threads: usize, options: DsmConfig) -> Outcome {
     let k = kernel(app);
     let words = k.words(ctx.num_pes() * threads);
     let bytes = words * 8;
-    let config = DsmConfig::default()
-        .threads(threads)
-        .region_bytes(bytes + (1 << 20));
+    let config = options.threads(threads).region_bytes(bytes + (1 << 20));
     let dsm = Dsm::new(ctx, config).unwrap_or_else(|e| panic!("rhizome: error: {e}"));
     let shared = dsm
         .alloc::<f64>(words)

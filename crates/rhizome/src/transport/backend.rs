@@ -4,8 +4,8 @@
 #[cfg(feature = "mpi")]
 use super::mpi;
 use super::{
-    Addr, AtomicOp, Collectives, Messages, ReduceOp, Rma, SegmentId, Transport, TransportError,
-    local,
+    Addr, ArrivalHook, AtomicOp, Collectives, Messages, ReduceOp, Rma, SegmentId, Transport,
+    TransportError, local,
 };
 
 /// The transports of this build, as one type so that code above is monomorphic.
@@ -108,6 +108,10 @@ impl Messages for Backend {
     #[inline]
     fn buffer(&self, capacity: usize) -> Vec<u8> {
         delegate!(self, t => t.buffer(capacity))
+    }
+    #[inline]
+    fn set_arrival_hook(&self, hook: Option<ArrivalHook>) -> bool {
+        delegate!(self, t => t.set_arrival_hook(hook))
     }
 }
 

@@ -44,6 +44,7 @@ pub mod local;
 pub mod mpi;
 
 pub use backend::Backend;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The bounds check every implementation applies to an access of `len` bytes at `at`:
@@ -343,7 +344,19 @@ pub trait Messages {
     fn buffer(&self, capacity: usize) -> Vec<u8> {
         Vec::with_capacity(capacity)
     }
+    /// Asks the transport to call `hook` (on the sender's thread) whenever a buffer is
+    /// delivered to this PE, or to stop with `None`, so that a thread sleeping until this
+    /// PE has something to do can be woken by a message. Returns whether the transport
+    /// does so; by default it cannot (the hook is dropped), and such a sleeper must poll.
+    fn set_arrival_hook(&self, hook: Option<ArrivalHook>) -> bool {
+        drop(hook);
+        false
+    }
 }
+
+/// Called by a transport when a buffer reaches a PE (see [`Messages::set_arrival_hook`]).
+/// It runs on the sending thread, so it must be quick and must not block.
+pub type ArrivalHook = Arc<dyn Fn() + Send + Sync>;
 
 /// Collective operations over all PEs.
 pub trait Collectives {

@@ -5,10 +5,12 @@
 //! PE fails the whole run.
 
 mod actor;
+mod arrival;
 mod conveyor;
 mod coop;
 
 use actor::*;
+use arrival::*;
 use conveyor::*;
 use coop::*;
 use rhizome::{AtomicOp, Ctx, Memory, ReduceOp, TransportError};
@@ -51,6 +53,7 @@ pub const TESTS: &[Test] = &[
     ("actor_multi_hop", actor_multi_hop),
     ("actor_done_order", actor_done_order),
     ("actor_tasks_in_handlers", actor_tasks_in_handlers),
+    ("arrival_hook_counts_messages", arrival_hook_counts_messages),
     ("actor_stress", actor_stress),
 ];
 

@@ -2,9 +2,10 @@
 //! being copied, and emptied ones are kept for reuse.
 
 use super::LocalTransport;
-use crate::transport::{Messages, TransportError};
+use crate::transport::{ArrivalHook, Messages, TransportError};
 use crossbeam_channel::{Receiver, Sender, unbounded};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, RwLock};
 
 /// Most emptied buffers kept per PE for reuse.
 const MAX_FREE_BUFFERS: usize = 64;
@@ -13,6 +14,10 @@ pub(super) struct Inbox {
     tx: Sender<(usize, Vec<u8>)>,
     rx: Receiver<(usize, Vec<u8>)>,
     free: Mutex<Vec<Vec<u8>>>,
+    /// Called after each delivery, if set: wakes a PE that sleeps until it has work.
+    hook: RwLock<Option<ArrivalHook>>,
+    /// Whether `hook` is set (so that a send without one takes no lock).
+    hooked: AtomicBool,
 }
 
 impl Inbox {
@@ -22,6 +27,8 @@ impl Inbox {
             tx,
             rx,
             free: Mutex::new(Vec::new()),
+            hook: RwLock::new(None),
+            hooked: AtomicBool::new(false),
         }
     }
 }
@@ -38,7 +45,24 @@ impl Messages for LocalTransport {
         inbox
             .tx
             .send((self.pe, buf))
-            .map_err(|_| TransportError::Other("inbox closed".into()))
+            .map_err(|_| TransportError::Other("inbox closed".into()))?;
+        // SeqCst pairs with the store in `set_arrival_hook`: a hook set before this send
+        // started is seen.
+        if inbox.hooked.load(Ordering::SeqCst) {
+            let hook = inbox.hook.read().unwrap_or_else(|e| e.into_inner()).clone();
+            if let Some(h) = hook {
+                h();
+            }
+        }
+        Ok(())
+    }
+
+    fn set_arrival_hook(&self, hook: Option<ArrivalHook>) -> bool {
+        let inbox = &self.fabric.inboxes[self.pe];
+        let set = hook.is_some();
+        *inbox.hook.write().unwrap_or_else(|e| e.into_inner()) = hook;
+        inbox.hooked.store(set, Ordering::SeqCst);
+        true
     }
 
     #[inline]
