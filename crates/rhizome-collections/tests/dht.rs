@@ -37,16 +37,17 @@ proptest! {
     /// Against a `HashMap`: a key put twice gets the same index and `inserted` only the
     /// first time; different keys get different indices; `get` returns the key at its
     /// index; a key already in the table is found even when the table is full, and a
-    /// new key is refused only as `Full`. The table (64 buckets, C = 4, M = 4) is small
+    /// new key is refused only as `Full`; probing in place or one-sided. The table (64 buckets, C = 4, M = 4) is small
     /// enough for up to 256 keys to fill it.
     #[test]
     fn one_pe_behaves_like_a_map(
         ops in prop::collection::vec(op(), 1..200),
         owner in any::<bool>(),
+        direct in any::<bool>(),
     ) {
         let access = if owner { Access::OwnerComputes } else { Access::OneSided };
         World::builder().pes(1).run(|ctx| {
-            let config = Config::new(64).chunk(4).max_chunks(4).access(access);
+            let config = Config::new(64).chunk(4).max_chunks(4).access(access).direct(direct);
             let table = DistributedHashTable::<[u64; 2]>::new(ctx, config).unwrap();
             let mut model: HashMap<[u64; 2], Index> = HashMap::new();
             let mut order = Vec::new();

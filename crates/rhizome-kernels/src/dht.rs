@@ -166,7 +166,8 @@ pub fn throughput(
     })
 }
 
-/// Runs `work` on this PE: one-sided over `workers` threads, or as owner-computes batches
+/// Runs `work` on this PE: one-sided over `workers` threads (each one pipelined call of
+/// [`DistributedHashTable::find_or_put_pipelined`] on its share), or as owner-computes batches
 /// from the main thread inside a `finish` (so that it serves the others until all are
 /// done). Also returns the CPU seconds of its busiest thread.
 fn run_operations(
@@ -198,12 +199,10 @@ fn run_operations(
                         s.spawn(move || {
                             let cpu = thread_cpu_secs();
                             let mut stats = Stats::default();
-                            let r = piece.iter().try_for_each(|k| {
-                                table
-                                    .find_or_put_counted(k, &mut stats)
-                                    .map(drop)
-                                    .map_err(|e| e.to_string())
-                            });
+                            let r = table
+                                .find_or_put_pipelined(piece, &mut stats)
+                                .map(drop)
+                                .map_err(|e| e.to_string());
                             (r, stats, thread_cpu_secs() - cpu)
                         })
                     })

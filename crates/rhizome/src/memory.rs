@@ -33,6 +33,7 @@ use crate::error::ok;
 use crate::transport::{Addr, AtomicOp, Backend, Rma, SegmentId, Transport, TransportError};
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 /// Plain data that may be copied to and from global memory as bytes.
 ///
@@ -277,6 +278,36 @@ impl Memory {
         if old == current { Ok(old) } else { Err(old) }
     }
 
+    /// The words of `array` on `pe` as memory this thread may access directly, where the
+    /// transport holds them in this process: every PE's with the `local` transport, this
+    /// PE's own where the `mpi` transport serves one-sided operations by messages; `None`
+    /// elsewhere (an MPI window, whose atomics are promised atomic only with respect to
+    /// each other). Native atomics on these words are atomic with respect to every PE's
+    /// [`compare_exchange`](Self::compare_exchange), [`load`](Self::load), etc. on the same
+    /// words; plain gets and puts racing with them are races, as between PEs. A fast path
+    /// for data structures that would otherwise pay the one-sided layer for local memory.
+    ///
+    /// ```
+    /// use rhizome::World;
+    /// use std::sync::atomic::Ordering;
+    ///
+    /// World::builder().pes(2).run(|ctx| {
+    ///     let a = ctx.alloc::<u64>(4);
+    ///     if ctx.my_pe() == 0 {
+    ///         ctx.memory().store(a.ptr(1, 2), 7);
+    ///     }
+    ///     ctx.barrier();
+    ///     // The local transport holds both PEs' words in this process.
+    ///     let words = ctx.memory().direct_words(a, 1).unwrap();
+    ///     assert_eq!(words[2].load(Ordering::Acquire), 7);
+    ///     ctx.barrier();
+    /// }).unwrap();
+    /// ```
+    #[inline]
+    pub fn direct_words(&self, array: GlobalArray<u64>, pe: usize) -> Option<&[AtomicU64]> {
+        self.t.direct(array.segment(), pe)?.get(..array.len())
+    }
+
     /// Completes every outstanding non-blocking operation of this PE (see the module docs).
     pub fn quiet(&self) {
         ok(self.t.quiet())
@@ -290,6 +321,19 @@ impl Memory {
         // handle moves, and the handle quiets before it reads or frees it (wait and drop).
         ok(unsafe { self.t.get_nbi(p.addr(), bytes.as_mut_ptr(), bytes.len()) });
         GetHandle(Pending::new(self, buf))
+    }
+    /// Starts reading `dst.len()` elements at `p` into `dst`, complete after this PE's next
+    /// [`quiet`](Self::quiet): [`get_nb`](Self::get_nb) without its allocation, for a
+    /// caller that issues many gets into one buffer and completes them with one `quiet`.
+    ///
+    /// # Safety
+    /// `dst` must not be read, written, moved or freed until a `quiet` of this PE has
+    /// returned (including on unwinding: quiet in a drop guard declared after `dst`).
+    #[inline]
+    pub unsafe fn get_nbi_into<T: Pod>(&self, p: GlobalPtr<T>, dst: &mut [T]) {
+        let bytes = as_bytes_mut(dst);
+        // SAFETY: the caller keeps `dst` untouched and alive until the next quiet.
+        ok(unsafe { self.t.get_nbi(p.addr(), bytes.as_mut_ptr(), bytes.len()) });
     }
     /// Starts writing a copy of `src` at `p`; complete at the handle's `wait` or `quiet`.
     pub fn put_nb<T: Pod>(&self, p: GlobalPtr<T>, src: &[T]) -> PutHandle {

@@ -10,14 +10,18 @@
 //!
 //! Two ways to reach a remote partition, chosen by [`Access`]:
 //! - [`Access::OneSided`][]: the thesis' design (chapter 3): chunks of `C` buckets fetched
-//!   with one get, the next chunk requested while the current one is scanned, at most `M`
-//!   chunks, buckets claimed with compare-and-swap, the writer publishes the key and
-//!   readers wait for its written bit. No work for the owner's CPU; works from any thread.
+//!   with one get, the next chunk requested while the current one is scanned once a probe
+//!   runs past its first, at most `M` chunks, buckets claimed with compare-and-swap, the
+//!   writer publishes the key and readers wait for its written bit. No work for the
+//!   owner's CPU; works from any thread. `find_or_put_many` requests the first chunks of
+//!   64 keys before it waits for any (the thesis' pipelining).
 //! - [`Access::OwnerComputes`][]: [`find_or_put_many`](DistributedHashTable::find_or_put_many)
 //!   sends the keys of each remote partition as one active message per batch to its
 //!   owner, which probes its own memory and answers the whole batch in one reply.
 //!
-//! Both modes keep the same layout and the same claim protocol, so they may be mixed.
+//! Both modes keep the same layout and the same claim protocol, so they may be mixed. A
+//! partition that the transport holds in this process's memory (every one with the local
+//! transport) is probed in place with native atomics, in both modes ([`Config::direct`]).
 //!
 //! ```
 //! use rhizome::World;
@@ -34,6 +38,8 @@
 //! assert_eq!(seen[0], seen[1]);
 //! ```
 
+mod batch;
+mod direct;
 mod layout;
 mod owner;
 mod probe;
@@ -68,6 +74,10 @@ pub struct Config {
     pub access: Access,
     /// Most keys in one owner-computes message.
     pub batch: usize,
+    /// Probe partitions that the transport holds in this process's memory in place, with
+    /// native atomics ([`rhizome::Memory::direct_words`]), not through one-sided
+    /// operations. On by default; off only to exercise the one-sided path everywhere.
+    pub direct: bool,
 }
 
 impl Config {
@@ -81,6 +91,7 @@ impl Config {
             max_chunks: 64,
             access: Access::OneSided,
             batch: 4096,
+            direct: true,
         }
     }
     /// With chunk size `C`.
@@ -98,6 +109,11 @@ impl Config {
     /// With at most `batch` keys per owner-computes message.
     pub fn batch(self, batch: usize) -> Config {
         Config { batch, ..self }
+    }
+    /// Whether partitions in this process's memory are probed in place (see
+    /// [`Config::direct`]).
+    pub fn direct(self, direct: bool) -> Config {
+        Config { direct, ..self }
     }
 
     /// Why this configuration cannot hold keys of type `K`, if it cannot.
@@ -240,6 +256,7 @@ impl<K: Pod + Eq> DistributedHashTable<K> {
             geo,
             chunk: config.chunk,
             max_chunks: config.max_chunks,
+            direct: config.direct,
         };
         let served = Arc::new(Mutex::new(Stats::default()));
         let owner = owner::register(ctx, parts.clone(), served.clone());
@@ -285,6 +302,20 @@ impl<K: Pod + Eq> DistributedHashTable<K> {
         Ok((self.index(home.pe, slot), inserted))
     }
 
+    /// Finds or inserts every key of `keys`, one-sided whatever the configured access mode
+    /// (so any thread of the PE may call it), pipelined: the first chunks of a window of 64
+    /// keys are requested before any is waited for, and the home buckets of partitions
+    /// probed in place are prefetched. The results are in the order of the keys; a
+    /// [`Full`] partition fails the whole call (keys before it may have been inserted).
+    /// Adds what the probes did to `stats`.
+    pub fn find_or_put_pipelined(
+        &self,
+        keys: &[K],
+        stats: &mut Stats,
+    ) -> Result<Vec<(Index, bool)>, Full> {
+        batch::find_or_put_many(self, keys, stats)
+    }
+
     /// Finds or inserts every key of `keys`, in the configured access mode; the results
     /// are in the order of the keys. In owner-computes mode the PE's main thread runs this
     /// (it sends active messages), and every other PE must keep making progress until
@@ -306,10 +337,7 @@ impl<K: Pod + Eq> DistributedHashTable<K> {
         stats: &mut Stats,
     ) -> Result<Vec<(Index, bool)>, Full> {
         match self.config.access {
-            Access::OneSided => keys
-                .iter()
-                .map(|k| self.find_or_put_counted(k, stats))
-                .collect(),
+            Access::OneSided => batch::find_or_put_many(self, keys, stats),
             Access::OwnerComputes => owner::find_or_put_many(self, ctx, keys, stats),
         }
     }

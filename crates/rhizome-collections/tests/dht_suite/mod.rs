@@ -12,12 +12,25 @@ type Body = fn(&Ctx);
 
 /// Every test, with its name, in the order the example runs them.
 pub const TESTS: &[(&str, Body)] = &[
-    ("same_keys_one_sided", |c| same_keys(c, Access::OneSided)),
-    ("same_keys_owner_computes", |c| {
-        same_keys(c, Access::OwnerComputes)
+    ("same_keys_one_sided", |c| {
+        same_keys(c, Access::OneSided, true)
     }),
-    ("full_one_sided", |c| full(c, Access::OneSided)),
-    ("full_owner_computes", |c| full(c, Access::OwnerComputes)),
+    ("same_keys_owner_computes", |c| {
+        same_keys(c, Access::OwnerComputes, true)
+    }),
+    ("same_keys_one_sided_no_direct", |c| {
+        same_keys(c, Access::OneSided, false)
+    }),
+    ("same_keys_owner_computes_no_direct", |c| {
+        same_keys(c, Access::OwnerComputes, false)
+    }),
+    ("full_one_sided", |c| full(c, Access::OneSided, true)),
+    ("full_owner_computes", |c| {
+        full(c, Access::OwnerComputes, true)
+    }),
+    ("full_one_sided_no_direct", |c| {
+        full(c, Access::OneSided, false)
+    }),
     ("wide_keys_and_zero_key", wide_keys_and_zero_key),
 ];
 
@@ -45,13 +58,15 @@ fn keys_in_order(n: u64, stream: u64) -> Vec<[u64; 2]> {
 /// Every PE and every worker thread of it inserts the same keys at once; `access` is the
 /// mode of the main thread's batches (the workers are one-sided, the only way from a
 /// thread). Each key must get exactly one index, the same everywhere, and `get` must
-/// return the key at it.
-fn same_keys(ctx: &Ctx, access: Access) {
+/// return the key at it. `direct`: partitions in this process's memory probed in place
+/// (every one with the local transport), or everything through one-sided operations.
+fn same_keys(ctx: &Ctx, access: Access, direct: bool) {
     const KEYS: u64 = 3000;
     let config = Config::new(4096 / ctx.num_pes() + 64)
         .chunk(8)
         .access(access)
-        .batch(100);
+        .batch(100)
+        .direct(direct);
     let table = DistributedHashTable::<[u64; 2]>::new(ctx, config).unwrap();
     let me = ctx.my_pe() as u64;
     let streams = 1 + WORKERS as u64;
@@ -115,8 +130,12 @@ fn same_keys(ctx: &Ctx, access: Access) {
 
 /// A table too small for its keys reports [`Full`] (not a hang, not a panic), every key
 /// inserted before that is still found, at its index, and `clear` empties the table.
-fn full(ctx: &Ctx, access: Access) {
-    let config = Config::new(16).chunk(4).max_chunks(2).access(access);
+fn full(ctx: &Ctx, access: Access, direct: bool) {
+    let config = Config::new(16)
+        .chunk(4)
+        .max_chunks(2)
+        .access(access)
+        .direct(direct);
     let table = DistributedHashTable::<[u64; 2]>::new(ctx, config).unwrap();
     let me = ctx.my_pe() as u64;
     let keys: Vec<_> = (0..40).map(|i| key(1_000_000 * (me + 1) + i)).collect();

@@ -7,6 +7,7 @@ use super::{
     Addr, ArrivalHook, AtomicOp, Collectives, Messages, ReduceOp, Rma, SegmentId, Transport,
     TransportError, local,
 };
+use std::sync::atomic::AtomicU64;
 
 /// The transports of this build, as one type so that code above is monomorphic.
 pub enum Backend {
@@ -89,6 +90,10 @@ impl Rma for Backend {
     #[inline]
     fn quiet(&self) -> Result<(), TransportError> {
         delegate!(self, t => t.quiet())
+    }
+    #[inline]
+    fn direct(&self, segment: SegmentId, pe: usize) -> Option<&[AtomicU64]> {
+        delegate!(self, t => t.direct(segment, pe))
     }
 }
 

@@ -328,6 +328,16 @@ pub trait Rma {
     /// Completes every `*_nbi` operation this PE started: gets have landed, puts and
     /// atomics are visible to every later operation of any PE.
     fn quiet(&self) -> Result<(), TransportError>;
+
+    /// The words of `segment` on `pe` as memory this process may access directly, where
+    /// the transport keeps them so (native atomics on them are atomic with respect to
+    /// every PE's atomics on the same words, and plain copies are its gets and puts);
+    /// `None` where it does not, or the segment does not exist (the default).
+    #[inline]
+    fn direct(&self, segment: SegmentId, pe: usize) -> Option<&[AtomicU64]> {
+        let _ = (segment, pe);
+        None
+    }
 }
 
 /// Delivery of byte buffers (aggregated batches of active messages).

@@ -87,6 +87,13 @@ impl Rma for LocalTransport {
 
     // The non-blocking forms are the trait's: they complete at once.
 
+    /// Every PE's block: all PEs live in this process.
+    #[inline]
+    fn direct(&self, segment: SegmentId, pe: usize) -> Option<&[AtomicU64]> {
+        let seg = self.fabric.segments.get(segment as usize)?.get()?;
+        seg.mem.get(pe).map(|m| &m[..])
+    }
+
     #[inline]
     fn quiet(&self) -> Result<(), TransportError> {
         // Local operations complete when issued; the fence orders them before what follows.

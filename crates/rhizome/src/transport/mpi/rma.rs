@@ -8,7 +8,7 @@ use super::{MAX_SEGMENTS, MpiTransport};
 use crate::transport::{Addr, AtomicOp, Collectives, ReduceOp, Rma, SegmentId, TransportError};
 use ::mpi::ffi;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub(super) struct Segment {
     pub(super) win: H<ffi::MPI_Win>,
@@ -379,6 +379,17 @@ impl Rma for MpiTransport {
         l.origins.push(origin);
         seg.pending.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// This rank's own block where one-sided operations are messages served by its RMA
+    /// thread with native atomics on the same words. Not an MPI window's memory: MPI
+    /// promises its atomics atomic only with respect to each other.
+    #[inline]
+    fn direct(&self, segment: SegmentId, pe: usize) -> Option<&[AtomicU64]> {
+        match &self.msg {
+            Some(m) if pe == self.rank => m.direct(segment),
+            _ => None,
+        }
     }
 
     fn quiet(&self) -> Result<(), TransportError> {

@@ -125,6 +125,16 @@ impl MsgRma {
         let _ = self.shared.blocks[id as usize].set((bytes, block));
     }
 
+    /// This rank's block of `segment`, if it exists: the server applies every rank's
+    /// operations to it with native atomics and copies.
+    pub(super) fn direct(&self, segment: SegmentId) -> Option<&[AtomicU64]> {
+        self.shared
+            .blocks
+            .get(segment as usize)?
+            .get()
+            .map(|b| &b.1[..])
+    }
+
     /// Length in bytes of a segment, `None` if it does not exist.
     pub(super) fn segment_len(&self, segment: SegmentId) -> Option<usize> {
         self.shared.blocks.get(segment as usize)?.get().map(|b| b.0)
