@@ -157,20 +157,25 @@ impl Drop for Distribution {
     }
 }
 
-/// A sub-call of a spread operation, stolen (or run) as a job; its output is the result
-/// edge.
-#[derive(Serialize, Deserialize)]
-struct OpJob {
+/// Where a sub-call belongs: its set of managers, the table's generation when it was
+/// spawned, and its depth in the operation's recursion.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct Stamp {
     session: u64,
     generation: u64,
     depth: u32,
-    op: SubOp,
 }
+
+/// A sub-call of a spread operation, stolen (or run) as a job; its output is the result
+/// edge.
+#[derive(Serialize, Deserialize)]
+struct OpJob(SubOp, Stamp);
 
 impl Job for OpJob {
     type Output = u64;
     fn run(self, t: &TaskCtx) -> u64 {
-        let d = lookup(self.session, t.my_pe())
+        let OpJob(op, stamp) = self;
+        let d = lookup(stamp.session, t.my_pe())
             .expect("rhizome: a BDD job reached a PE whose manager is gone");
         let (store, cache) = (
             d.store.load(Ordering::Acquire),
@@ -184,16 +189,16 @@ impl Job for OpJob {
         // operation before it returns) or `Manager::serve` (the others, for the whole run
         // of the scheduler): the manager is borrowed and does not move meanwhile.
         let (store, cache) = unsafe { (&*store, &*cache) };
-        d.enter(self.generation, store, cache);
+        d.enter(stamp.generation, store, cache);
         d.jobs.fetch_add(1, Ordering::Relaxed);
         let c = OpCtx {
             store,
             cache,
             w: t.worker(),
-            depth: self.depth,
+            depth: stamp.depth,
             dist: Some(&d),
         };
-        self.op.apply(&c).0
+        op.apply(&c).0
     }
 }
 
@@ -212,18 +217,15 @@ impl<S: NodeStore, C: crate::OpCache> OpCtx<'_, S, C> {
     #[inline(never)]
     fn spread_jobs<const N: usize>(&self, d: &Distribution, ops: [SubOp; N]) -> Option<[Bdd; N]> {
         TaskCtx::with_current(|t| {
-            let generation = d.generation();
             let depth = self.depth + 1;
+            let stamp = Stamp {
+                session: d.session,
+                generation: d.generation(),
+                depth,
+            };
             let futures: Vec<Future<u64>> = ops[1..]
                 .iter()
-                .map(|&op| {
-                    t.spawn(OpJob {
-                        session: d.session,
-                        generation,
-                        depth,
-                        op,
-                    })
-                })
+                .map(|&op| t.spawn(OpJob(op, stamp)))
                 .collect();
             let here = OpCtx {
                 store: self.store,
