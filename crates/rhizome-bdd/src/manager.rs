@@ -1,5 +1,6 @@
 //! The BDD manager: node store, operation cache, worker pool, roots and collection.
 
+use crate::dist::Distribution;
 use crate::edge::Bdd;
 use crate::node_table::{CollectPlan, NodeStore, SharedNodeTable};
 use crate::op_cache::{OpCache, SharedOpCache};
@@ -118,6 +119,8 @@ pub struct Manager<S: NodeStore = SharedNodeTable, C: OpCache = SharedOpCache> {
     next_op_id: std::sync::atomic::AtomicU64,
     /// Collections since the table last grew.
     collections_at_this_size: u32,
+    /// How operations spread over the PEs, if they do (`dist::spread`).
+    pub(crate) dist: Option<Arc<Distribution>>,
 }
 
 /// Collections at one table size (beyond `Config::grow_on_full_below`) after which a full
@@ -196,6 +199,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             stats,
             next_op_id: std::sync::atomic::AtomicU64::new(1),
             collections_at_this_size: 0,
+            dist: None,
         }
     }
 
@@ -250,6 +254,9 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
         let entries = (self.store.size() as f64 * self.config.cache_ratio) as usize;
         let store = &self.store;
         self.cache.collect(entries, &|i| store.is_live(i));
+        if let Some(d) = &self.dist {
+            d.collected();
+        }
         self.stats.collections += 1;
         self.collections_at_this_size = if grew {
             0
@@ -307,8 +314,10 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             let mark = self.store.alloc_mark();
             let result = {
                 let this = &*self;
+                this.bind_dist();
+                let dist = this.dist.as_deref();
                 this.pool
-                    .run(|w| f(&OpCtx::new(&this.store, &this.cache, w)))
+                    .run(|w| f(&OpCtx::new(&this.store, &this.cache, w, dist)))
             };
             if !self.store.is_full() && !result.contains(&Bdd::INVALID) {
                 return Ok(result);

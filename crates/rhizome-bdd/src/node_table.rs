@@ -49,7 +49,7 @@ const MAX_LOAD: f64 = 0.8;
 /// The manager's operations are generic over this trait (monomorphised, no dynamic
 /// dispatch), so a store partitioned over several PEs can replace the shared-memory one
 /// without touching the operations.
-pub trait NodeStore: Sync + Send {
+pub trait NodeStore: Sync + Send + 'static {
     /// The node at `index` (not 0): its variable, low edge (never complemented), high edge.
     fn node(&self, index: u64) -> (u32, Bdd, Bdd);
     /// The index of the node `(var, low, high)`, inserting it if absent; `None` when the
@@ -77,6 +77,11 @@ pub trait NodeStore: Sync + Send {
     /// rest, and grows the table as `plan` says (see [`CollectPlan`]). Returns whether
     /// the table grew. Requires that no operation is running.
     fn collect(&mut self, roots: &mut dyn Iterator<Item = Bdd>, plan: CollectPlan) -> bool;
+    /// Makes [`is_full`](NodeStore::is_full) hold until the next collection: a part of
+    /// the running operation failed elsewhere (on another PE, whose store is its own
+    /// view of the table), so the operation must fail here too. Stores that no other PE
+    /// shares never need it (the default does nothing).
+    fn abort(&self) {}
 }
 
 /// What a [`NodeStore::collect`] keeps besides the roots, and when it grows the table.

@@ -16,7 +16,7 @@ use crate::sync::{AtomicU64, Ordering, Table, fence, read_mut, table, write_mut}
 /// Generic seam for a distributed cache (the thesis' shared memo cache); the manager's
 /// operations are monomorphised over it. The third key word must leave bits 40..62
 /// clear (edges and small integers do).
-pub trait OpCache: Sync + Send {
+pub trait OpCache: Sync + Send + 'static {
     /// Called at garbage collection, with no operation running: forgets every entry that
     /// names a node `is_live` denies (its slot may be reused for another node), keeps the
     /// others, and resizes to about `entries` entries (never fewer than now).
@@ -92,6 +92,17 @@ impl SharedOpCache {
     /// Always false: a cache has at least [`MIN_ENTRIES`] entries.
     pub fn is_empty(&self) -> bool {
         false
+    }
+
+    /// Forgets every entry, through a shared reference: for a PE whose nodes another PE
+    /// collected (see `dist::spread`). No other thread may use the cache meanwhile.
+    pub(crate) fn clear(&self) {
+        for p in 0..=self.mask {
+            let i = self.base + 4 * p;
+            for w in &self.words[i..i + 4] {
+                w.store(0, Ordering::Relaxed);
+            }
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 //! The operations see only the node store, the cache and the worker: the manager, which
 //! owns those and runs operations, depends on this module, not the other way round.
 
+use crate::dist::{Distribution, SubOp};
 use crate::edge::Bdd;
 use crate::node_table::NodeStore;
 use crate::op_cache::OpCache;
@@ -55,9 +56,13 @@ pub(crate) fn make<S: NodeStore>(store: &S, slot: usize, var: u32, low: Bdd, hig
 /// the BDD operations, callable in parallel through [`OpCtx::join`]. (Named apart from
 /// `rhizome::Ctx`, the context of a processing element.)
 pub struct OpCtx<'a, S: NodeStore, C: OpCache> {
-    store: &'a S,
-    cache: &'a C,
-    w: &'a Worker,
+    pub(crate) store: &'a S,
+    pub(crate) cache: &'a C,
+    pub(crate) w: &'a Worker,
+    /// Forks above this call (the recursion depth), for the cutoff of `dist`.
+    pub(crate) depth: u32,
+    /// How the operation spreads over the PEs, if it does (see `dist::spread`).
+    pub(crate) dist: Option<&'a Distribution>,
 }
 
 macro_rules! check {
@@ -71,8 +76,19 @@ macro_rules! check {
 }
 
 impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
-    pub(crate) fn new(store: &'a S, cache: &'a C, w: &'a Worker) -> OpCtx<'a, S, C> {
-        OpCtx { store, cache, w }
+    pub(crate) fn new(
+        store: &'a S,
+        cache: &'a C,
+        w: &'a Worker,
+        dist: Option<&'a Distribution>,
+    ) -> OpCtx<'a, S, C> {
+        OpCtx {
+            store,
+            cache,
+            w,
+            depth: 0,
+            dist,
+        }
     }
 
     /// Runs `a` and `b`, possibly in parallel on two workers.
@@ -82,10 +98,26 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
         a: impl FnOnce(&OpCtx<'_, S, C>) -> RA + Send,
         b: impl FnOnce(&OpCtx<'_, S, C>) -> RB + Send,
     ) -> (RA, RB) {
-        let (store, cache) = (self.store, self.cache);
+        let (store, cache, dist, depth) = (self.store, self.cache, self.dist, self.depth + 1);
         self.w.join(
-            move |w| a(&OpCtx { store, cache, w }),
-            move |w| b(&OpCtx { store, cache, w }),
+            move |w| {
+                a(&OpCtx {
+                    store,
+                    cache,
+                    w,
+                    depth,
+                    dist,
+                })
+            },
+            move |w| {
+                b(&OpCtx {
+                    store,
+                    cache,
+                    w,
+                    depth,
+                    dist,
+                })
+            },
         )
     }
 
@@ -207,7 +239,10 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
         let v = va.min(vb);
         let (a0, a1) = self.split(a, va, a0, a1, v);
         let (b0, b1) = self.split(b, vb, b0, b1, v);
-        let (lo, hi) = self.join(|c| c.and(a0, b0), |c| c.and(a1, b1));
+        let (lo, hi) = match self.spread([SubOp::And(a0.0, b0.0), SubOp::And(a1.0, b1.0)]) {
+            Some([lo, hi]) => (lo, hi),
+            None => self.join(|c| c.and(a0, b0), |c| c.and(a1, b1)),
+        };
         let r = self.make(v, lo, hi);
         self.store(a.0 | OP_AND, b.0, 0, r)
     }
@@ -273,7 +308,10 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
                 let v = va.min(vb);
                 let (a0, a1) = self.split(a, va, a0, a1, v);
                 let (b0, b1) = self.split(b, vb, b0, b1, v);
-                let (lo, hi) = self.join(|c| c.xor(a0, b0), |c| c.xor(a1, b1));
+                let (lo, hi) = match self.spread([SubOp::Xor(a0.0, b0.0), SubOp::Xor(a1.0, b1.0)]) {
+                    Some([lo, hi]) => (lo, hi),
+                    None => self.join(|c| c.xor(a0, b0), |c| c.xor(a1, b1)),
+                };
                 let r = self.make(v, lo, hi);
                 self.store(a.0 | OP_XOR, b.0, 0, r)
             }
@@ -350,7 +388,11 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
                 let (f0, f1) = self.split(f, vf, f0, f1, v);
                 let (g0, g1) = self.split(g, vg, g0, g1, v);
                 let (h0, h1) = self.split(h, vh, h0, h1, v);
-                let (lo, hi) = self.join(|c| c.ite(f0, g0, h0), |c| c.ite(f1, g1, h1));
+                let subs = [SubOp::Ite(f0.0, g0.0, h0.0), SubOp::Ite(f1.0, g1.0, h1.0)];
+                let (lo, hi) = match self.spread(subs) {
+                    Some([lo, hi]) => (lo, hi),
+                    None => self.join(|c| c.ite(f0, g0, h0), |c| c.ite(f1, g1, h1)),
+                };
                 let r = self.make(v, lo, hi);
                 self.store(f.0 | OP_ITE, g.0, h.0, r)
             }
@@ -388,15 +430,40 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
         }
         let r = if cv == vf {
             let rest = self.node(vars).2;
-            let (lo, hi) = self.join(|c| c.exists(f0, rest), |c| c.exists(f1, rest));
+            let (lo, hi) = self.exists_pair(f0, f1, rest);
             check!(lo);
             check!(hi);
             self.or(lo, hi)
         } else {
-            let (lo, hi) = self.join(|c| c.exists(f0, vars), |c| c.exists(f1, vars));
+            let (lo, hi) = self.exists_pair(f0, f1, vars);
             self.make(vf, lo, hi)
         };
         self.store(f.0 | OP_EXISTS, vars.0, 0, r)
+    }
+
+    /// `exists(f0, vars)` and `exists(f1, vars)`, forked.
+    #[inline]
+    fn exists_pair(&self, f0: Bdd, f1: Bdd, vars: Bdd) -> (Bdd, Bdd) {
+        match self.spread([SubOp::Exists(f0.0, vars.0), SubOp::Exists(f1.0, vars.0)]) {
+            Some([lo, hi]) => (lo, hi),
+            None => self.join(|c| c.exists(f0, vars), |c| c.exists(f1, vars)),
+        }
+    }
+
+    /// `and_exists(a0, b0, vars)` and `and_exists(a1, b1, vars)`, forked.
+    #[inline]
+    fn and_exists_pair(&self, (a0, b0): (Bdd, Bdd), (a1, b1): (Bdd, Bdd), vars: Bdd) -> (Bdd, Bdd) {
+        let subs = [
+            SubOp::AndExists(a0.0, b0.0, vars.0),
+            SubOp::AndExists(a1.0, b1.0, vars.0),
+        ];
+        match self.spread(subs) {
+            Some([lo, hi]) => (lo, hi),
+            None => self.join(
+                |c| c.and_exists(a0, b0, vars),
+                |c| c.and_exists(a1, b1, vars),
+            ),
+        }
     }
 
     /// `∀ vars. f`, with `vars` a cube.
@@ -437,18 +504,12 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
         let (b0, b1) = self.split(b, vb, b0, b1, v);
         let r = if cv == v {
             let rest = self.node(vars).2;
-            let (lo, hi) = self.join(
-                |c| c.and_exists(a0, b0, rest),
-                |c| c.and_exists(a1, b1, rest),
-            );
+            let (lo, hi) = self.and_exists_pair((a0, b0), (a1, b1), rest);
             check!(lo);
             check!(hi);
             self.or(lo, hi)
         } else {
-            let (lo, hi) = self.join(
-                |c| c.and_exists(a0, b0, vars),
-                |c| c.and_exists(a1, b1, vars),
-            );
+            let (lo, hi) = self.and_exists_pair((a0, b0), (a1, b1), vars);
             self.make(v, lo, hi)
         };
         self.store(a.0 | OP_AND_EXISTS, b.0, vars.0, r)
@@ -481,7 +542,7 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
     /// recursion, in which `s` pairs with the relation's `x` cofactors going forward and
     /// with its `x'` cofactors going backward. A const parameter, so each direction
     /// compiles to its own hot loop.
-    fn rel_image<const BACKWARD: bool>(&self, s: Bdd, r: Bdd, vars: Bdd) -> Bdd {
+    pub(crate) fn rel_image<const BACKWARD: bool>(&self, s: Bdd, r: Bdd, vars: Bdd) -> Bdd {
         if s == Bdd::FALSE || r == Bdd::FALSE {
             return Bdd::FALSE;
         }
@@ -509,30 +570,48 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
             let rest = self.node(self.node(vars).2).2;
             let [r00, r01, r10, r11] = self.pair_cofactors(r, x);
             let (r01, r10) = if BACKWARD { (r10, r01) } else { (r01, r10) };
-            let ((a, b), (c, d)) = self.join(
-                |c| {
-                    c.join(
-                        |c| c.rel_image::<BACKWARD>(s0, r00, rest),
-                        |c| c.rel_image::<BACKWARD>(s1, r10, rest),
-                    )
-                },
-                |c| {
-                    c.join(
-                        |c| c.rel_image::<BACKWARD>(s0, r01, rest),
-                        |c| c.rel_image::<BACKWARD>(s1, r11, rest),
-                    )
-                },
-            );
+            let sub = |s: Bdd, r: Bdd| SubOp::rel_image(BACKWARD, s.0, r.0, rest.0);
+            let subs = [sub(s0, r00), sub(s1, r10), sub(s0, r01), sub(s1, r11)];
+            let [a, b, c, d] = match self.spread(subs) {
+                Some(four) => four,
+                None => {
+                    let ((a, b), (c, d)) = self.join(
+                        |c| {
+                            c.join(
+                                |c| c.rel_image::<BACKWARD>(s0, r00, rest),
+                                |c| c.rel_image::<BACKWARD>(s1, r10, rest),
+                            )
+                        },
+                        |c| {
+                            c.join(
+                                |c| c.rel_image::<BACKWARD>(s0, r01, rest),
+                                |c| c.rel_image::<BACKWARD>(s1, r11, rest),
+                            )
+                        },
+                    );
+                    [a, b, c, d]
+                }
+            };
             for t in [a, b, c, d] {
                 check!(t);
             }
-            let (lo, hi) = self.join(|k| k.or(a, b), |k| k.or(c, d));
+            let (lo, hi) = match self.spread([SubOp::Or(a.0, b.0), SubOp::Or(c.0, d.0)]) {
+                Some([lo, hi]) => (lo, hi),
+                None => self.join(|k| k.or(a, b), |k| k.or(c, d)),
+            };
             self.make(x, lo, hi)
         } else {
-            let (lo, hi) = self.join(
-                |c| c.rel_image::<BACKWARD>(s0, r, vars),
-                |c| c.rel_image::<BACKWARD>(s1, r, vars),
-            );
+            let subs = [
+                SubOp::rel_image(BACKWARD, s0.0, r.0, vars.0),
+                SubOp::rel_image(BACKWARD, s1.0, r.0, vars.0),
+            ];
+            let (lo, hi) = match self.spread(subs) {
+                Some([lo, hi]) => (lo, hi),
+                None => self.join(
+                    |c| c.rel_image::<BACKWARD>(s0, r, vars),
+                    |c| c.rel_image::<BACKWARD>(s1, r, vars),
+                ),
+            };
             self.make(x, lo, hi)
         };
         self.store(s.0 | op, r.0, vars.0, res)

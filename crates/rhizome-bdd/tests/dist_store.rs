@@ -1,10 +1,13 @@
 //! The distributed node store ([`DistNodeStore`]) on 2 and 4 PEs of the local transport:
 //! the same formulas give the same satcounts and node counts as the shared-memory table
 //! of one PE, nodes land in every PE's partition, and collections in the middle of
-//! operations keep every result right and every node unique.
+//! operations keep every result right and every node unique; all of it also with the
+//! operations spread over the PEs (`Manager::spread_over`: the top of each recursion
+//! runs as jobs that the other PEs steal and run on their own managers).
 
 use num_bigint::BigUint;
 use proptest::prelude::*;
+use rhizome::tasks::Tasks;
 use rhizome::{Ctx, World};
 use rhizome_bdd::{Bdd, BddError, Config, DistNodeStore, Manager, NodeStore, SharedOpCache};
 use std::sync::Arc;
@@ -28,17 +31,53 @@ fn on_pe0<R: Send>(
     slots: usize,
     drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
 ) -> R {
+    on_pes(pes, workers, slots, None, drive).0
+}
+
+/// [`on_pe0`] with the operations spread over the PEs, forks less than `cutoff` deep
+/// becoming jobs: PE 0 drives inside the scheduler's run, the others serve it. Also
+/// returns the jobs each PE ran.
+fn spread_on_pe0<R: Send>(
+    pes: usize,
+    workers: usize,
+    slots: usize,
+    cutoff: u32,
+    drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
+) -> (R, Vec<u64>) {
+    on_pes(pes, workers, slots, Some(cutoff), drive)
+}
+
+fn on_pes<R: Send>(
+    pes: usize,
+    workers: usize,
+    slots: usize,
+    spread: Option<u32>,
+    drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
+) -> (R, Vec<u64>) {
     let mut results = World::builder()
         .pes(pes)
         .workers(workers)
         .run(|ctx| {
             let mut m = dist_manager(ctx, slots);
-            let r = (ctx.my_pe() == 0).then(|| drive(&mut m));
+            let r = match spread {
+                None => (ctx.my_pe() == 0).then(|| drive(&mut m)),
+                Some(cutoff) => {
+                    let tasks = Tasks::new(ctx);
+                    m.spread_over(ctx, &tasks, cutoff);
+                    if ctx.my_pe() == 0 {
+                        Some(tasks.run(ctx, |_| drive(&mut m)))
+                    } else {
+                        m.serve(ctx, &tasks);
+                        None
+                    }
+                }
+            };
             ctx.barrier();
-            r
+            (r, m.spread_jobs().unwrap_or(0))
         })
         .expect("the world runs");
-    results.swap_remove(0).expect("PE 0 drove")
+    let jobs = results.iter().map(|r| r.1).collect();
+    (results.swap_remove(0).0.expect("PE 0 drove"), jobs)
 }
 
 /// Satcounts and node counts of the workload for `seeds`, kept alive together.
@@ -71,6 +110,19 @@ proptest! {
         let one = counts(&mut Manager::new(2), &seeds);
         let many = on_pe0(pes, workers, 1 << 18, |m| counts(m, &seeds));
         prop_assert_eq!(one, many);
+    }
+
+    #[test]
+    fn random_formulas_have_the_same_bdds_on_one_pe_and_spread_over_several(
+        seeds in proptest::collection::vec(1u64..1 << 40, 1..4),
+        pes in prop_oneof![Just(2usize), Just(4)],
+        workers in 1usize..=2,
+        cutoff in 1u32..8,
+    ) {
+        let one = counts(&mut Manager::new(2), &seeds);
+        let (many, jobs) = spread_on_pe0(pes, workers, 1 << 18, cutoff, |m| counts(m, &seeds));
+        prop_assert_eq!(one, many);
+        prop_assert!(jobs.iter().sum::<u64>() > 0, "no operation was spread: {:?}", jobs);
     }
 }
 
@@ -125,6 +177,26 @@ fn operations_that_fill_the_partitions_resume_and_give_the_reference_results() {
             "no operation filled the table: {stats:?}"
         );
         assert_eq!(stats.table_size, 1 << 16, "the table does not grow");
+    }
+}
+
+#[test]
+fn spread_operations_that_fill_the_partitions_resume_and_give_the_reference_results() {
+    // As above, with sub-operations running on every PE: a collection (on PE 0) follows
+    // failures that happen on any PE, and each PE catches up with it before its next job.
+    let seeds: Vec<u64> = (1..=8).collect();
+    let expect = reference(&seeds);
+    for (pes, workers) in [(2, 1), (2, 2), (4, 1)] {
+        let slots = (1 << 16) / pes;
+        let (stats, jobs) = spread_on_pe0(pes, workers, slots, 6, |m| {
+            build_twice(m, &seeds, &expect, &format!("{pes} PEs, spread"));
+            m.stats()
+        });
+        assert!(
+            stats.retries > 0,
+            "no operation filled the table: {stats:?}"
+        );
+        assert!(jobs[0] > 0, "no operation was spread: {jobs:?}");
     }
 }
 

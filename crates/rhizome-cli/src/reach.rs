@@ -326,17 +326,23 @@ fn explore<S: NodeStore, C: OpCache>(
         count_nodes: args.count_nodes,
         watch: Some(watch),
     };
-    let outcome = reach(m, model, args.strategy, &opts, &mut |m, p| {
-        display.level(m, p)
+    // On several PEs, the exploration's operations spread over the PEs' workers.
+    let outcome = peaks.explore(|| {
+        reach(m, model, args.strategy, &opts, &mut |m, p| {
+            display.level(m, p)
+        })
     });
     display.finish();
+    peaks.set_jobs(m.spread_jobs());
+    let (peak_per_pe, jobs_per_pe) = peaks.gather();
     let run = RunInfo {
         workers,
         pes: peaks.pes(),
         transport: peaks.transport(),
         load_seconds,
         peak: peak_rss_bytes(),
-        peaks: peaks.gather(),
+        peaks: peak_per_pe,
+        jobs: jobs_per_pe,
     };
     let report = match outcome {
         Ok(report) => report,
@@ -414,6 +420,17 @@ fn explore<S: NodeStore, C: OpCache>(
     if let Some(line) = run.peak_line() {
         println!("peak RSS   {line}");
     }
+    if run.pes > 1 {
+        let each: Vec<String> = run
+            .jobs
+            .iter()
+            .map(|j| j.map_or("?".into(), |j| j.to_string()))
+            .collect();
+        println!(
+            "jobs       {} (sub-operations run, per PE)",
+            each.join(", ")
+        );
+    }
     if let Some(path) = &args.json {
         write_json(path, args, m, model, &report, &run, outputs)?;
     }
@@ -433,6 +450,8 @@ struct RunInfo {
     peak: Option<u64>,
     /// Every PE's (PE 0's process first).
     peaks: Vec<Option<u64>>,
+    /// Every PE's count of sub-operations it ran (on several PEs).
+    jobs: Vec<Option<u64>>,
 }
 
 impl RunInfo {
@@ -499,6 +518,8 @@ fn write_json<S: NodeStore, C: OpCache>(
         // Each PE's peak resident memory; PEs of the local transport share one process,
         // so each reports the process's.
         "peak_rss_bytes_per_pe": run.peaks,
+        // The sub-operations (jobs of the spread BDD operations) each PE ran.
+        "jobs_per_pe": run.jobs,
         "collections": stats.collections,
         "table_size": stats.table_size,
         "per_level": per_level,

@@ -1,5 +1,6 @@
 //! Reachability with the node table spread over 2 and 4 PEs of the local transport
-//! ([`DistNodeStore`], PE 0 exploring, as `rhizome reach --pes N` runs): every strategy,
+//! ([`DistNodeStore`], PE 0 driving and the operations spread over every PE's manager, as
+//! `rhizome reach --pes N` runs): every strategy,
 //! with deadlock detection, gives the same states, levels, final node count and deadlock
 //! count as one PE, on files of the three formats; and every format C file reaches the
 //! reachable set it stores on 2 PEs. Without the shared model files the tests are
@@ -13,6 +14,7 @@ mod support;
 use models::required_models_dir;
 use num_bigint::BigUint;
 use rhizome::World;
+use rhizome::tasks::Tasks;
 use rhizome_bdd::{Config, DistNodeStore, Manager, SharedOpCache};
 use rhizome_mc::reach::{ReachOptions, ReachReport, StoredCheck, Strategy};
 use std::sync::Arc;
@@ -46,7 +48,8 @@ const WITH_DEADLOCKS: ReachOptions = ReachOptions {
 };
 
 /// Explores every `(file, strategy)` of `jobs` on `pes` PEs of one worker, one after the
-/// other in one distributed table of `slots` slots per PE (collected between files).
+/// other in one distributed table of `slots` slots per PE (collected between files), the
+/// operations spread over the PEs (forks less than 6 deep stolen across PEs).
 fn explore_on(
     pes: usize,
     slots: usize,
@@ -59,15 +62,21 @@ fn explore_on(
         .workers(1)
         .run(|ctx| {
             let store = DistNodeStore::new(ctx, slots, ctx.workers());
+            let cache = SharedOpCache::new(slots, slots);
+            let pool = Arc::clone(ctx.pool());
+            let mut m = Manager::from_parts_on_pool(store, cache, Config::default(), pool);
+            let tasks = Tasks::new(ctx);
+            m.spread_over(ctx, &tasks, 6);
             let mut answers = Vec::new();
             if ctx.my_pe() == 0 {
-                let cache = SharedOpCache::new(slots, slots);
-                let pool = Arc::clone(ctx.pool());
-                let mut m = Manager::from_parts_on_pool(store, cache, Config::default(), pool);
-                for &(file, strategy) in jobs {
-                    answers.push(answer(&explore_file(&mut m, &dir, file, strategy, opts)));
-                    m.collect_garbage(&[]);
-                }
+                tasks.run(ctx, |_| {
+                    for &(file, strategy) in jobs {
+                        answers.push(answer(&explore_file(&mut m, &dir, file, strategy, opts)));
+                        m.collect_garbage(&[]);
+                    }
+                });
+            } else {
+                m.serve(ctx, &tasks);
             }
             ctx.barrier();
             answers

@@ -10,8 +10,10 @@
 //! slots are reused.
 //!
 //! Done centrally with bulk transfers rather than by every PE at once because the other
-//! PEs do not run the manager and so cannot know when a collection is due; the cost is
-//! one pass over every partition's data and buckets per collection, through the driver.
+//! PEs only run sub-operations of the driver's operations and so cannot know when a
+//! collection is due; the cost is one pass over every partition's data and buckets per
+//! collection, through the driver. The other PEs drop their own cached view of the table
+//! when their next job shows them the new generation (`spread.rs`).
 
 use super::{COMMITTED, Cursor, DistNodeStore, NEXT_REGION, REGION_SLOTS};
 use crate::edge::{Bdd, INDEX_MASK};
@@ -27,7 +29,6 @@ pub(super) fn collect(
     roots: &mut dyn Iterator<Item = Bdd>,
     keep_since: Option<usize>,
 ) {
-    drop_spares(s);
     let mut stack: Vec<u64> = roots.map(|b| b.index()).collect();
     if let Some(mark) = keep_since {
         let marks = std::mem::take(s.marks.get_mut().unwrap_or_else(|e| e.into_inner()));
@@ -44,21 +45,6 @@ pub(super) fn collect(
     s.nodes.clear();
     s.marks.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
     s.full.store(false, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// A spare slot holds a copy of a node that lost an insertion race, never published:
-/// kept, it would be a second copy of a node. Zeroed, it is free like any dead slot.
-fn drop_spares(s: &mut DistNodeStore) {
-    let mut spares = Vec::new();
-    for set in s.cursors.iter_mut() {
-        for c in set.get_mut().iter_mut() {
-            spares.push(std::mem::take(&mut c.at.spare));
-        }
-    }
-    for spare in spares.into_iter().filter(|&i| i != 0) {
-        let (pe, slot) = s.place(spare);
-        s.mem.put_slice(s.data.ptr(pe, 2 * slot), &[0u64, 0]);
-    }
 }
 
 /// The nodes in the regions handed out since `since` (each PE's next region then): the

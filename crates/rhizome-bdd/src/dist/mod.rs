@@ -22,14 +22,25 @@
 //! without moving them (an index is baked into every edge), which needs the data apart
 //! from the buckets, as in the shared-memory [`SharedNodeTable`](crate::SharedNodeTable).
 //!
-//! The store is driven by one PE (the one running the manager): the others only hold
-//! their partitions and must stay alive (in a barrier, say) while it works. Its
-//! collection ([`NodeStore::collect`]) also runs on the driving PE: it marks from the
+//! Every PE may hold a manager on the table (its own `DistNodeStore` value: its node cache,
+//! allocation cursors and full flag, over the shared partitions). One PE drives: it runs
+//! the operations, and with [`Manager::spread_over`](crate::Manager::spread_over) the
+//! top of each operation's recursion runs as jobs that the other PEs steal and run on
+//! their managers (`spread.rs`); without it the others only hold their partitions and
+//! must stay alive (in a barrier, say) while it works. The collection
+//! ([`NodeStore::collect`]) runs on the driving PE, between operations: it marks from the
 //! roots and rewrites every partition's bitmap and buckets with bulk gets and puts (see
-//! `collect.rs`). The table does not grow: each partition has the size given at creation.
+//! `collect.rs`); the other PEs forget their node caches and cursors before their next
+//! job (`DistNodeStore::forget_local`). A slot written but not published (a cursor's
+//! spare) has its data zeroed, so a collection never takes it for a node. The table does
+//! not grow: each partition has the size given at creation.
 
 mod collect;
 mod node_cache;
+mod spread;
+
+pub use spread::Distribution;
+pub(crate) use spread::SubOp;
 
 use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
 use crate::node_table::{self, CollectPlan, NodeStore, encode, hash};
@@ -237,6 +248,33 @@ impl DistNodeStore {
         }
     }
 
+    /// Keeps slot `mine` (if any), written but not published, for the cursor's next
+    /// node. Its data is zeroed first: a slot with data counts as a node to a collection
+    /// (the partial results of an interrupted operation), and the cursor may belong to a
+    /// PE that is not the collecting one.
+    fn keep_spare(&self, cursor: &mut Cursor, mine: u64) {
+        if mine != 0 {
+            let (pe, slot) = self.place(mine);
+            self.mem.put_slice(self.data.ptr(pe, 2 * slot), &[0u64, 0]);
+            cursor.at.spare = mine;
+        }
+    }
+
+    /// Forgets this PE's view of the table after another PE collected it: the node cache
+    /// (dead slots are reused), the allocation cursors (the bitmaps and regions were
+    /// rewritten) and the full flag.
+    ///
+    /// # Safety
+    /// No other thread may use the store meanwhile.
+    pub(crate) unsafe fn forget_local(&self) {
+        for set in self.cursors.iter() {
+            // SAFETY: the caller guarantees exclusive use, so no cursor is borrowed.
+            unsafe { (*set.get()).fill(Cursor::EMPTY) };
+        }
+        self.nodes.clear();
+        self.full.store(false, Ordering::Relaxed);
+    }
+
     /// The sum over the partitions of a header word.
     fn header_sum(&self, word: usize) -> usize {
         (0..self.pes)
@@ -296,9 +334,7 @@ impl NodeStore for DistNodeStore {
                         continue;
                     }
                     if v & !INDEX_MASK == tag && self.words(v & INDEX_MASK) == (w0, w1) {
-                        if mine != 0 {
-                            cursor.at.spare = mine;
-                        }
+                        self.keep_spare(cursor, mine);
                         return Some(v & INDEX_MASK);
                     }
                     break;
@@ -307,15 +343,17 @@ impl NodeStore for DistNodeStore {
             first = 0;
             base = (base + CHUNK) & mask;
         }
-        if mine != 0 {
-            cursor.at.spare = mine;
-        }
+        self.keep_spare(cursor, mine);
         self.full.store(true, Ordering::Relaxed);
         None
     }
 
     fn is_full(&self) -> bool {
         self.full.load(Ordering::Relaxed)
+    }
+
+    fn abort(&self) {
+        self.full.store(true, Ordering::Relaxed);
     }
 
     fn size(&self) -> usize {

@@ -65,9 +65,11 @@ impl NodeCache {
     }
 
     /// Forgets every entry (at a collection: slots of dead nodes are reused).
-    pub(super) fn clear(&mut self) {
-        for e in self.entries.iter_mut() {
-            *e[0].get_mut() = 0;
+    /// Takes `&self` for a PE that catches up with another PE's collection, when no
+    /// other thread of the PE reads the cache.
+    pub(super) fn clear(&self) {
+        for e in self.entries.iter() {
+            e[0].store(0, Ordering::Relaxed);
         }
     }
 }
@@ -78,7 +80,7 @@ mod tests {
 
     #[test]
     fn an_entry_answers_only_for_its_own_index_and_clear_forgets_it() {
-        let mut c = NodeCache::new(4);
+        let c = NodeCache::new(4);
         c.put(5, 10, 11);
         assert_eq!(c.get(5), Some((10, 11)));
         assert_eq!(c.get(9), None, "same entry, other index");

@@ -1,17 +1,22 @@
 //! `reach` on one PE or several: the world it runs in, the node table of each PE, and the
-//! per-PE peak memory of the report.
+//! per-PE figures of the report.
 //!
 //! One PE (no `--pes`, no mpirun) runs the manager on the PE's pool with the shared-memory
 //! table, growing as it needs. On N PEs (`--pes N` on the local transport, or one PE per
 //! rank under `mpirun -np N`) the node table is a [`DistNodeStore`]: each PE holds one
 //! partition, of the size `--memory` allows a PE, so the table holds N times the nodes one
-//! PE could. PE 0 loads the model, explores it with its workers and reports; the other PEs
-//! only hold their partitions until it is done (in the final barrier). Every strategy
-//! runs unchanged on PE 0 over the distributed table, so the answers are those of one PE
-//! by construction; spreading the *work* over the PEs as well is not built.
+//! PE could. Every PE builds a manager on the table (its own operation cache and node
+//! cache), and the managers spread the work of each operation over the PEs
+//! ([`Manager::spread_over`]): PE 0 loads the model and drives the strategy, and the top
+//! levels of the recursion of every operation of the exploration run as jobs of the
+//! cluster work stealing ([`rhizome::tasks`]), which the other PEs steal and run on
+//! their own workers while they serve ([`Manager::serve`]) until PE 0's exploration ends.
+//! Collections stay with PE 0, between operations. The answers are those of one PE: the
+//! table is canonical whichever PE makes a node.
 
 use super::{Outputs, ReachArgs, drive};
 use crate::reach::sizes::peak_rss_bytes;
+use rhizome::tasks::Tasks;
 use rhizome::{Ctx, World};
 use rhizome_bdd::{Config, DistNodeStore, Manager, SharedOpCache};
 use std::cell::Cell;
@@ -20,6 +25,11 @@ use std::sync::{Arc, Mutex};
 /// Slots of each PE's partition without `--memory`: 8M nodes, about 200 MB a PE (the
 /// partitions do not grow, and the local transport commits them when it creates them).
 const DEFAULT_SLOTS_PER_PE: usize = 1 << 23;
+
+/// Forks of an operation less deep than this become jobs other PEs may steal: up to
+/// 2^6 sub-operations an operation, enough to keep a few PEs busy, few enough that their
+/// cost (a spawn, and a message round trip when stolen) stays small beside their work.
+const SPREAD_DEPTH: u32 = 6;
 
 /// Runs `reach` on the PEs of `args` (`--pes`, or mpirun's ranks) and returns PE 0's
 /// outcome (or the first failing PE's).
@@ -34,11 +44,20 @@ pub(super) fn run(
         .pes(args.runtime.pes.unwrap_or(1))
         .workers(config.workers)
         .run(|ctx| {
+            let tasks = (ctx.num_pes() > 1).then(|| Tasks::new(ctx));
             let peaks = Peaks {
                 ctx,
                 gathered: Cell::new(false),
+                tasks: tasks.as_ref(),
+                explored: Cell::new(false),
+                jobs: Cell::new(None),
             };
             let outcome = on_pe(ctx, args, &config, memory, &outputs, &peaks);
+            // PE 0 runs the scheduler once, also when it failed before exploring: the
+            // other PEs serve until it has.
+            if ctx.my_pe() == 0 {
+                peaks.explore(|| ());
+            }
             // Every PE takes part in the gather, also when PE 0 failed before it.
             drop(peaks);
             ctx.barrier();
@@ -71,20 +90,32 @@ fn on_pe(
         None => DEFAULT_SLOTS_PER_PE.min(config.max_nodes),
     };
     let store = DistNodeStore::new(ctx, slots, ctx.workers());
-    if ctx.my_pe() != 0 {
-        return Ok(());
-    }
     let nodes = store.slots_per_pe().min(config.initial_nodes);
     let entries = (nodes as f64 * config.cache_ratio) as usize;
     let cache = SharedOpCache::new(entries, entries);
-    let m = Manager::from_parts_on_pool(store, cache, config.clone(), pool);
+    let mut m = Manager::from_parts_on_pool(store, cache, config.clone(), pool);
+    let tasks = peaks.tasks.expect("a scheduler on several PEs");
+    m.spread_over(ctx, tasks, SPREAD_DEPTH);
+    if ctx.my_pe() != 0 {
+        m.serve(ctx, tasks);
+        peaks.set_jobs(m.spread_jobs());
+        return Ok(());
+    }
     drive(args, m, memory, outputs, peaks)
 }
 
-/// The per-PE peak memory of the report: gathered on PE 0 once the exploration is done.
+/// The PE's part in the run beside its manager: the scheduler that spreads the
+/// exploration (on several PEs), and the per-PE figures of the report, gathered on PE 0
+/// once the exploration is done.
 pub(super) struct Peaks<'a> {
     ctx: &'a Ctx,
     gathered: Cell<bool>,
+    /// The PEs' scheduler, on several PEs.
+    tasks: Option<&'a Tasks>,
+    /// Whether PE 0 has run the scheduler (once a run).
+    explored: Cell<bool>,
+    /// Sub-operations this PE ran, for the report.
+    jobs: Cell<Option<u64>>,
 }
 
 impl Peaks<'_> {
@@ -98,17 +129,32 @@ impl Peaks<'_> {
         self.ctx.transport_name()
     }
 
+    /// Runs PE 0's exploration `f` inside the scheduler's run, which the other PEs serve
+    /// (on several PEs, the first time); otherwise just runs `f`.
+    pub(super) fn explore<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self.tasks {
+            Some(tasks) if !self.explored.replace(true) => tasks.run(self.ctx, |_| f()),
+            _ => f(),
+        }
+    }
+
+    /// Records the sub-operations this PE ran, for [`gather`](Peaks::gather).
+    pub(super) fn set_jobs(&self, jobs: Option<u64>) {
+        self.jobs.set(jobs);
+    }
+
     /// Collective (PE 0 calls it from the report, every other PE when its part ends):
-    /// every PE's peak resident memory so far, in PE order, on PE 0.
-    pub(super) fn gather(&self) -> Vec<Option<u64>> {
+    /// every PE's peak resident memory so far and sub-operations run, in PE order, on PE 0.
+    pub(super) fn gather(&self) -> (Vec<Option<u64>>, Vec<Option<u64>>) {
         self.gathered.set(true);
         let own = peak_rss_bytes().unwrap_or(0);
+        let jobs = self.jobs.get().map_or(0, |j| j + 1);
         self.ctx
-            .gather(own, 0)
+            .gather((own, jobs), 0)
             .unwrap_or_default()
             .into_iter()
-            .map(|b| (b > 0).then_some(b))
-            .collect()
+            .map(|(b, j)| ((b > 0).then_some(b), j.checked_sub(1)))
+            .unzip()
     }
 }
 

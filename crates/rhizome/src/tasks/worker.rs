@@ -145,6 +145,25 @@ impl TaskCtx {
         EnterGuard
     }
 
+    /// Runs `f` with the worker this thread runs as inside a [`Tasks::run`](super::Tasks::run)
+    /// (its body, a job, or a `join` half of one), or returns `None` on a thread that
+    /// works in no run. Code that is called from deep inside a job without a `&TaskCtx`
+    /// (a library's recursion on the pool's [`Worker`], say) reaches the scheduler this
+    /// way, to spawn a job that another PE may steal.
+    ///
+    /// ```
+    /// use rhizome::World;
+    /// use rhizome::tasks::{TaskCtx, Tasks};
+    /// let out = World::builder().pes(1).run(|ctx| {
+    ///     assert!(TaskCtx::with_current(|_| ()).is_none());
+    ///     Tasks::new(ctx).run(ctx, |_| TaskCtx::with_current(|t| t.my_pe()))
+    /// }).unwrap();
+    /// assert_eq!(out, vec![Some(0)]);
+    /// ```
+    pub fn with_current<R>(f: impl FnOnce(&TaskCtx) -> R) -> Option<R> {
+        current_worker().map(f)
+    }
+
     /// This PE's number.
     pub fn my_pe(&self) -> usize {
         self.sh.pe
