@@ -292,12 +292,28 @@ fn bench_bale_matrix_kernels_check_every_version_on_2_and_4_ranks() {
         (
             "permute",
             &["-n", "300", "-z", "4"],
-            &["agp", "conveyor", "context"],
+            &["agp", "conveyor", "context", "selector"],
         ),
-        ("randperm", &["-n", "3000"], &["agp", "conveyor"]),
-        ("transpose", &["-n", "300", "-z", "4"], &["agp", "conveyor"]),
-        ("triangles", &["--scale", "9"], &["agp", "conveyor"]),
-        ("toposort", &["-n", "300", "-z", "4"], &["agp", "conveyor"]),
+        (
+            "randperm",
+            &["-n", "3000"],
+            &["agp", "conveyor", "selector"],
+        ),
+        (
+            "transpose",
+            &["-n", "300", "-z", "4"],
+            &["agp", "conveyor", "selector"],
+        ),
+        (
+            "triangles",
+            &["--scale", "9"],
+            &["agp", "conveyor", "selector"],
+        ),
+        (
+            "toposort",
+            &["-n", "300", "-z", "4"],
+            &["agp", "conveyor", "selector"],
+        ),
     ];
     for np in [2, 4] {
         for (kernel, sizes, imps) in cases {

@@ -6,6 +6,9 @@
 //! - AGP: each PE reads row `j` from its owner and intersects it with row `i`.
 //! - Conveyor: each PE pushes `(j, k)` to the owner of row `j`, which looks `k` up
 //!   (Bale's push variant).
+//! - Selector: each PE asks the owner of row `j` for it, whose handler sends each `k` of
+//!   row `j` back to a second mailbox, whose handler looks `k` up in row `i` (Bale's pull
+//!   variant: two hops, the second sent by a handler).
 //!
 //! No aggregation-context version: the row read from another PE is needed at once, to
 //! intersect it, and a context's reads land only at its `quiet`.
@@ -15,6 +18,7 @@
 use super::spmat::{self, Matrix};
 use super::{Impl, Options, exchange, place, timed};
 use rhizome::Ctx;
+use std::rc::Rc;
 
 /// Generated edges per vertex.
 pub const EDGE_FACTOR: usize = 16;
@@ -25,13 +29,16 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<Str
     let n = 1usize << opts.scale;
     let edges = spmat::rmat_lower_edges(opts.seed, opts.scale, EDGE_FACTOR);
     let whole = spmat::csr_of_edges(n, &edges);
-    let l = Matrix::from_rows(n, (me..n).step_by(pes).map(|r| whole.row(r).to_vec()));
+    let l = Rc::new(Matrix::from_rows(
+        n,
+        (me..n).step_by(pes).map(|r| whole.row(r).to_vec()),
+    ));
     let mut count = 0;
     let seconds = timed(ctx, || {
-        let here = if imp == Impl::Agp {
-            one_sided(ctx, &l)
-        } else {
-            conveyed(ctx, opts, &l)
+        let here = match imp {
+            Impl::Agp => one_sided(ctx, &l),
+            Impl::Selector => pulled(ctx, opts, Rc::clone(&l)),
+            _ => conveyed(ctx, opts, &l),
         };
         count = ctx.sum_u64(here);
     });
@@ -121,4 +128,44 @@ fn conveyed(ctx: &Ctx, opts: &Options, l: &Matrix) -> u64 {
         }
     });
     count
+}
+
+/// HClib-Actor's triangles, pulled: `[local row of i, local row of j]` for every nonzero
+/// `(i, j)` to the request mailbox of the owner of row `j`, whose handler sends `[local
+/// row of i, k]` for every `k` of row `j` (all below `j`) to the column mailbox of the
+/// owner of row `i`, whose handler counts the `k` row `i` has. This PE's count.
+fn pulled(ctx: &Ctx, opts: &Options, l: Rc<Matrix>) -> u64 {
+    struct Rows {
+        l: Rc<Matrix>,
+        count: u64,
+    }
+    let pes = ctx.num_pes();
+    let rows = Rows {
+        l: Rc::clone(&l),
+        count: 0,
+    };
+    let mut sel = super::selector(ctx, opts, rows);
+    let request = sel.mailbox::<[u64; 2]>();
+    let column = sel.mailbox::<[u64; 2]>();
+    sel.process(request, move |s, [i, j], from, mail| {
+        for &k in s.l.row(j as usize) {
+            mail.send(column, [i, k], from);
+        }
+    });
+    sel.process(column, |s, [i, k], _, _| {
+        if s.l.row(i as usize).binary_search(&k).is_ok() {
+            s.count += 1;
+        }
+    });
+    sel.superstep(|mail| {
+        for i in 0..l.rows() {
+            for &j in l.row(i) {
+                let (pe, off) = place(j as usize, pes);
+                mail.send(request, [i as u64, off as u64], pe);
+            }
+        }
+        mail.done(request);
+        mail.done(column);
+    });
+    sel.into_state().count
 }
