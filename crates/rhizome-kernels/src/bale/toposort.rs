@@ -237,14 +237,10 @@ fn places(
         let (pe, off) = place(matched[i] as usize, pes);
         ([off as u64, rperm[i]], pe)
     });
-    let cperm = actors::scatter_by(
-        ctx,
-        opts,
-        imp,
-        vec![0u64; rows],
-        places,
-        |cperm, [off, at], _| cperm[off as usize] = at,
-    );
+    let zero = vec![0u64; rows];
+    let cperm = actors::scatter_by(ctx, opts, imp, zero, places, |c, [o, at], _| {
+        c[o as usize] = at
+    });
     (rperm, cperm)
 }
 

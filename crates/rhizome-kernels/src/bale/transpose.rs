@@ -83,14 +83,10 @@ pub(super) fn conveyed(ctx: &Ctx, opts: &Options, imp: Impl, a: &Matrix) -> Matr
         let (pe, off) = place(c as usize, pes);
         (off as u64, pe)
     });
-    let counts = actors::scatter_by(
-        ctx,
-        opts,
-        imp,
-        vec![0u64; rows],
-        columns,
-        |counts, off, _| counts[off as usize] += 1,
-    );
+    let zero = vec![0u64; rows];
+    let counts = actors::scatter_by(ctx, opts, imp, zero, columns, |c, off, _| {
+        c[off as usize] += 1
+    });
     let next = spmat::prefix_sums(&counts);
     let cols = vec![0u64; next[rows]];
     let items = nonzeros(a, me, pes).map(|(r, c)| {
