@@ -14,9 +14,8 @@
 //!   refuses them with the reason;
 //! - [`Impl::Selector`]: sends to the mailboxes of a
 //!   [`Selector`](rhizome::actor::Selector), whose handlers apply them (HClib-Actor's
-//!   versions), one mailbox per message kind; in randperm, triangles and toposort the
-//!   handlers send further messages (bounced darts, rows pulled, pivots and cross-outs).
-//!   All seven kernels.
+//!   versions), one mailbox per message kind; in randperm and toposort the handlers send
+//!   further messages (bounced darts; pivots and cross-outs). All seven kernels.
 //!
 //! Sizes are named as in Bale's apps: `-n` updates (or requests, rows, entries) per PE,
 //! `-T` table entries per PE, `-z` nonzeros per row, `-b` items per conveyor buffer. The

@@ -6,9 +6,9 @@
 //! - AGP: each PE reads row `j` from its owner and intersects it with row `i`.
 //! - Conveyor: each PE pushes `(j, k)` to the owner of row `j`, which looks `k` up
 //!   (Bale's push variant).
-//! - Selector: each PE asks the owner of row `j` for it, whose handler sends each `k` of
-//!   row `j` back to a second mailbox, whose handler looks `k` up in row `i` (Bale's pull
-//!   variant: two hops, the second sent by a handler).
+//! - Selector: the same pairs sent to a mailbox of the owner of row `j`, whose handler
+//!   looks `k` up: the one-hop baseline of the FA-BSP chapter of seed 002 (HClib-Actor's
+//!   triangle counting), which sends the conveyor's messages.
 //!
 //! No aggregation-context version: the row read from another PE is needed at once, to
 //! intersect it, and a context's reads land only at its `quiet`.
@@ -16,7 +16,7 @@
 //! Checked: the count against a sequential count of the same graph.
 
 use super::spmat::{self, Matrix};
-use super::{Impl, Options, exchange, place, timed};
+use super::{Impl, Options, actors, place, timed};
 use rhizome::Ctx;
 use std::rc::Rc;
 
@@ -29,16 +29,14 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<Str
     let n = 1usize << opts.scale;
     let edges = spmat::rmat_lower_edges(opts.seed, opts.scale, EDGE_FACTOR);
     let whole = spmat::csr_of_edges(n, &edges);
-    let l = Rc::new(Matrix::from_rows(
-        n,
-        (me..n).step_by(pes).map(|r| whole.row(r).to_vec()),
-    ));
+    let l = Matrix::from_rows(n, (me..n).step_by(pes).map(|r| whole.row(r).to_vec()));
+    let l = Rc::new(l);
     let mut count = 0;
     let seconds = timed(ctx, || {
-        let here = match imp {
-            Impl::Agp => one_sided(ctx, &l),
-            Impl::Selector => pulled(ctx, opts, Rc::clone(&l)),
-            _ => conveyed(ctx, opts, &l),
+        let here = if imp == Impl::Agp {
+            one_sided(ctx, &l)
+        } else {
+            conveyed(ctx, opts, imp, Rc::clone(&l))
         };
         count = ctx.sum_u64(here);
     });
@@ -108,11 +106,11 @@ fn one_sided(ctx: &Ctx, l: &Matrix) -> u64 {
     count
 }
 
-/// Bale's conveyor triangles (push): `[local row of j, k]` for every `k < j` of row `i`
-/// to the owner of row `j`, which counts the `k` it has. This PE's count.
-fn conveyed(ctx: &Ctx, opts: &Options, l: &Matrix) -> u64 {
+/// Bale's conveyor triangles (push; HClib-Actor's with `imp` [`Impl::Selector`]): `[local
+/// row of j, k]` for every `k < j` of row `i` to the owner of row `j`, which counts the
+/// `k` it has. This PE's count.
+fn conveyed(ctx: &Ctx, opts: &Options, imp: Impl, l: Rc<Matrix>) -> u64 {
     let pes = ctx.num_pes();
-    let mut count = 0;
     let queries = (0..l.rows()).flat_map(|i| {
         let row = l.row(i);
         row.iter().flat_map(move |&j| {
@@ -122,50 +120,13 @@ fn conveyed(ctx: &Ctx, opts: &Options, l: &Matrix) -> u64 {
                 .map(move |&k| ([off as u64, k], pe))
         })
     });
-    exchange::scatter(ctx, opts, queries, |[off, k], _| {
-        if l.row(off as usize).binary_search(&k).is_ok() {
-            count += 1;
-        }
-    });
-    count
-}
-
-/// HClib-Actor's triangles, pulled: `[local row of i, local row of j]` for every nonzero
-/// `(i, j)` to the request mailbox of the owner of row `j`, whose handler sends `[local
-/// row of i, k]` for every `k` of row `j` (all below `j`) to the column mailbox of the
-/// owner of row `i`, whose handler counts the `k` row `i` has. This PE's count.
-fn pulled(ctx: &Ctx, opts: &Options, l: Rc<Matrix>) -> u64 {
-    struct Rows {
-        l: Rc<Matrix>,
-        count: u64,
-    }
-    let pes = ctx.num_pes();
-    let rows = Rows {
-        l: Rc::clone(&l),
-        count: 0,
-    };
-    let mut sel = super::selector(ctx, opts, rows);
-    let request = sel.mailbox::<[u64; 2]>();
-    let column = sel.mailbox::<[u64; 2]>();
-    sel.process(request, move |s, [i, j], from, mail| {
-        for &k in s.l.row(j as usize) {
-            mail.send(column, [i, k], from);
-        }
-    });
-    sel.process(column, |s, [i, k], _, _| {
-        if s.l.row(i as usize).binary_search(&k).is_ok() {
-            s.count += 1;
-        }
-    });
-    sel.superstep(|mail| {
-        for i in 0..l.rows() {
-            for &j in l.row(i) {
-                let (pe, off) = place(j as usize, pes);
-                mail.send(request, [i as u64, off as u64], pe);
+    // The handler's state shares the rows with the sending loop.
+    let rows = (Rc::clone(&l), 0);
+    let (_, count) =
+        actors::scatter_by(ctx, opts, imp, rows, queries, |(l, count), [off, k], _| {
+            if l.row(off as usize).binary_search(&k).is_ok() {
+                *count += 1;
             }
-        }
-        mail.done(request);
-        mail.done(column);
-    });
-    sel.into_state().count
+        });
+    count
 }
