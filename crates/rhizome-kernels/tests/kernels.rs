@@ -183,8 +183,8 @@ fn bale_matrix_kernels_give_the_checked_result_every_way() {
                 })
                 .expect("the run succeeds");
             for results in out {
-                // Agp and Conveyor for all five, Context for permute.
-                assert_eq!(results.len(), 11);
+                // Agp, Conveyor and Selector for all five, Context for permute.
+                assert_eq!(results.len(), 16);
                 for (kernel, imp, r) in results {
                     let what = format!("{kernel:?} {imp:?} on {pes} PEs, buffer {buffer:?}");
                     let o = r.unwrap_or_else(|e| panic!("{what}: {e}"));

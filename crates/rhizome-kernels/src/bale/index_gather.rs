@@ -2,7 +2,7 @@
 //! entries per PE into a local array. Checked: every value read against the table's
 //! defining function.
 
-use super::{Impl, Options, exchange, indices, place, timed};
+use super::{Impl, Options, actors, exchange, indices, place, timed};
 use rhizome::Ctx;
 
 /// The value of global entry `g` (distinct per entry, not its index).
@@ -18,6 +18,8 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
     ctx.put_slice(table.ptr(me, 0), &part);
     let wanted: Vec<usize> = indices(opts, me, global).collect();
     let requests: Vec<(usize, usize)> = wanted.iter().map(|&g| place(g, pes)).collect();
+    // The same requests as (offset, PE), as conveyors and selectors send them.
+    let asks: Vec<(u64, usize)> = requests.iter().map(|&(pe, off)| (off as u64, pe)).collect();
     let (seconds, got) = match imp {
         Impl::Agp => {
             let mut got = vec![0u64; requests.len()];
@@ -41,8 +43,6 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
         }
         Impl::Conveyor => {
             let mut got = vec![0u64; requests.len()];
-            let asks: Vec<(u64, usize)> =
-                requests.iter().map(|&(pe, off)| (off as u64, pe)).collect();
             let seconds = timed(ctx, || {
                 exchange::gather(ctx, opts, &asks, |off| part[off as usize], &mut got)
             });
@@ -50,7 +50,7 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
         }
         Impl::Selector => {
             let mut got = Vec::new();
-            let seconds = timed(ctx, || got = selector(ctx, opts, &part, &requests));
+            let seconds = timed(ctx, || got = actors::gather(ctx, opts, part.clone(), &asks));
             (seconds, got)
         }
     };
@@ -59,31 +59,4 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
         seconds,
         bad.map(|i| format!("read {i} (entry {}) gave {}", wanted[i], got[i])),
     )
-}
-
-/// HClib-Actor's index-gather: a request mailbox whose handler answers `[i, value]` on
-/// a reply mailbox, whose handler stores the value; this PE's reads, in request order.
-fn selector(ctx: &Ctx, opts: &Options, part: &[u64], requests: &[(usize, usize)]) -> Vec<u64> {
-    struct Gather {
-        part: Vec<u64>,
-        got: Vec<u64>,
-    }
-    let state = Gather {
-        part: part.to_vec(),
-        got: vec![0; requests.len()],
-    };
-    let mut sel = super::selector(ctx, opts, state);
-    let request = sel.mailbox::<[u64; 2]>();
-    let reply = sel.mailbox::<[u64; 2]>();
-    sel.process(request, move |s, [i, off], from, mail| {
-        mail.send(reply, [i, s.part[off as usize]], from)
-    });
-    sel.process(reply, |s, [i, v], _, _| s.got[i as usize] = v);
-    sel.superstep(|mail| {
-        for (i, &(pe, off)) in requests.iter().enumerate() {
-            mail.send(request, [i as u64, off as u64], pe);
-        }
-        mail.done(request);
-    });
-    sel.into_state().got
 }

@@ -14,7 +14,8 @@
 //!   refuses them with the reason;
 //! - [`Impl::Selector`]: sends to the mailboxes of a
 //!   [`Selector`](rhizome::actor::Selector), whose handlers apply them (HClib-Actor's
-//!   versions). Written for histogram and index-gather so far.
+//!   versions), one mailbox per message kind; in randperm and toposort the handlers send
+//!   further messages (bounced darts; pivots and cross-outs). All seven kernels.
 //!
 //! Sizes are named as in Bale's apps: `-n` updates (or requests, rows, entries) per PE,
 //! `-T` table entries per PE, `-z` nonzeros per row, `-b` items per conveyor buffer. The
@@ -30,6 +31,7 @@
 //! assert_eq!(out[0].as_ref().unwrap().updates, 2000);
 //! ```
 
+mod actors;
 mod exchange;
 mod histogram;
 mod index_gather;
@@ -182,8 +184,9 @@ impl Kernel {
     pub fn supports(self, imp: Impl) -> Result<(), &'static str> {
         let why = match (self, imp) {
             (Kernel::Histogram | Kernel::IndexGather, _) => return Ok(()),
-            (_, Impl::Agp | Impl::Conveyor) | (Kernel::Permute, Impl::Context) => return Ok(()),
-            (_, Impl::Selector) => "its selector version is not written yet",
+            (_, Impl::Agp | Impl::Conveyor | Impl::Selector) | (Kernel::Permute, Impl::Context) => {
+                return Ok(());
+            }
             (Kernel::Randperm, _) => {
                 "a dart's compare-and-swap answer decides whether it is thrown again"
             }

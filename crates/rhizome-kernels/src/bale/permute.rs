@@ -1,13 +1,13 @@
 //! Permute: the rows and columns of an Erdős–Rényi matrix (`-n` rows per PE, `-z`
 //! nonzeros per row) moved by two random permutations, `B[rperm[i]][cperm[j]] = A[i][j]`,
-//! as Bale's `permute_matrix`. Three steps, each one-sided, conveyed or in an aggregation
-//! context: the row lengths go to the new rows' owners, the nonzeros follow to their place
+//! as Bale's `permute_matrix`. Three steps, each one-sided, conveyed, sent to selector
+//! mailboxes or in an aggregation context: the row lengths go to the new rows' owners, the nonzeros follow to their place
 //! in the new rows, then each new row's columns are looked up in `cperm` (an index-gather).
 //! Checked: every row of `B` against the row of `A` it came from, regenerated from the seed
 //! and mapped through the permutations sequentially.
 
 use super::spmat::{self, Matrix};
-use super::{Impl, Options, exchange, place, timed};
+use super::{Impl, Options, actors, place, timed};
 use rhizome::{AggContext, Ctx, GlobalArray};
 
 /// Runs `imp`; (seconds, nonzeros moved, what is wrong with this PE's rows, if anything).
@@ -21,10 +21,9 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<Str
     let cp: Vec<u64> = (me..n).step_by(pes).map(|c| cperm[c]).collect();
     let mut b = Matrix::default();
     let seconds = timed(ctx, || {
-        b = if imp == Impl::Conveyor {
-            conveyors(ctx, opts, &a, &rp, &cp)
-        } else {
-            one_sided(ctx, opts, imp == Impl::Context, &a, &rp, &cp)
+        b = match imp {
+            Impl::Agp | Impl::Context => one_sided(ctx, opts, imp == Impl::Context, &a, &rp, &cp),
+            Impl::Conveyor | Impl::Selector => conveyed(ctx, opts, imp, &a, &rp, &cp),
         };
     });
     let moved = ctx.sum_u64(a.nnz() as u64);
@@ -142,20 +141,25 @@ fn quiet_all(ctx: &Ctx, agg: Option<&AggContext<'_>>) {
     }
 }
 
-/// Bale's conveyor permute: row lengths `[new local row, length]`, then nonzeros `[new
-/// local row, position in it, column]`, then the column lookup as a conveyor gather.
-fn conveyors(ctx: &Ctx, opts: &Options, a: &Matrix, rp: &[u64], cp: &[u64]) -> Matrix {
+/// Bale's conveyor permute (HClib-Actor's with `imp` [`Impl::Selector`]: a mailbox per
+/// step): row lengths `[new local row, length]`, then nonzeros `[new local row, position
+/// in it, column]`, then the column lookup as a gather.
+fn conveyed(ctx: &Ctx, opts: &Options, imp: Impl, a: &Matrix, rp: &[u64], cp: &[u64]) -> Matrix {
     let pes = ctx.num_pes();
-    let mut counts = vec![0u64; a.rows()];
     let lengths = (0..a.rows()).map(|i| {
         let (pe, off) = place(rp[i] as usize, pes);
         ([off as u64, a.row(i).len() as u64], pe)
     });
-    exchange::scatter(ctx, opts, lengths, |[off, len], _| {
-        counts[off as usize] = len
-    });
+    let counts = actors::scatter_by(
+        ctx,
+        opts,
+        imp,
+        vec![0u64; a.rows()],
+        lengths,
+        |counts, [off, len], _| counts[off as usize] = len,
+    );
     let offsets = spmat::prefix_sums(&counts);
-    let mut old = vec![0u64; offsets[a.rows()]];
+    let old = vec![0u64; offsets[a.rows()]];
     let items = (0..a.rows()).flat_map(|i| {
         let (pe, off) = place(rp[i] as usize, pes);
         a.row(i)
@@ -163,7 +167,7 @@ fn conveyors(ctx: &Ctx, opts: &Options, a: &Matrix, rp: &[u64], cp: &[u64]) -> M
             .enumerate()
             .map(move |(k, &c)| ([off as u64, k as u64, c], pe))
     });
-    exchange::scatter(ctx, opts, items, |[off, k, c], _| {
+    let old = actors::scatter_by(ctx, opts, imp, old, items, move |old, [off, k, c], _| {
         old[offsets[off as usize] + k as usize] = c;
     });
     let requests: Vec<(u64, usize)> = old
@@ -173,8 +177,7 @@ fn conveyors(ctx: &Ctx, opts: &Options, a: &Matrix, rp: &[u64], cp: &[u64]) -> M
             (off as u64, pe)
         })
         .collect();
-    let mut new = vec![0u64; old.len()];
-    exchange::gather(ctx, opts, &requests, |off| cp[off as usize], &mut new);
+    let new = actors::gather_by(ctx, opts, imp, cp, &requests);
     let mut b = Matrix::from_counts(a.n, &counts, new);
     b.sort_rows();
     b

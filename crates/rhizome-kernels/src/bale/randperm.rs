@@ -10,7 +10,7 @@
 //! Checked: every value of `0..N` appears exactly once in the result (counted at its owner
 //! in a separate aggregated pass).
 
-use super::{Impl, Options, exchange, place, timed};
+use super::{Impl, Options, actors, place, timed};
 use rhizome::Ctx;
 use rhizome::rng::XorShift64;
 
@@ -22,10 +22,10 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<Str
     let mut rng = XorShift64::for_stream(opts.seed.wrapping_mul(1 << 20) ^ (me as u64 + 7919));
     let mut perm = Vec::new();
     let seconds = timed(ctx, || {
-        let landed = if imp == Impl::Agp {
-            darts_one_sided(ctx, &values, &mut rng)
-        } else {
-            darts_conveyed(ctx, opts, &values, &mut rng)
+        let landed = match imp {
+            Impl::Agp => darts_one_sided(ctx, &values, &mut rng),
+            Impl::Selector => darts_actors(ctx, opts, &values, &mut rng),
+            _ => darts_conveyed(ctx, opts, &values, &mut rng),
         };
         perm = spread(ctx, opts, imp, &landed, n);
     });
@@ -107,6 +107,53 @@ fn darts_conveyed(ctx: &Ctx, opts: &Options, values: &[u64], rng: &mut XorShift6
         .collect()
 }
 
+/// HClib-Actor's darts: `[slot, value]` to the throw mailbox of the slot's owner, whose
+/// handler takes the slot if it is free and else sends the value back to the miss
+/// mailbox of its thrower, whose handler throws it again at a new random slot: darts
+/// bounce between handlers until they land, and the superstep ends when all have.
+fn darts_actors(ctx: &Ctx, opts: &Options, values: &[u64], rng: &mut XorShift64) -> Vec<u64> {
+    struct Board {
+        slots: Vec<u64>,
+        /// The rethrows' generator (the body throws with its own).
+        rng: XorShift64,
+    }
+    let (me, pes) = (ctx.my_pe(), ctx.num_pes());
+    let slots = 2 * values.len();
+    let board = Board {
+        slots: vec![0; slots],
+        rng: XorShift64::for_stream(opts.seed.wrapping_mul(1 << 21) ^ (me as u64 + 104_729)),
+    };
+    let mut sel = super::selector(ctx, opts, board);
+    let throw = sel.mailbox::<[u64; 2]>();
+    let miss = sel.mailbox::<u64>();
+    sel.process(throw, move |b, [off, v], from, mail| {
+        let slot = &mut b.slots[off as usize];
+        if *slot == 0 {
+            *slot = v + 1;
+        } else {
+            mail.send(miss, v, from);
+        }
+    });
+    sel.process(miss, move |b, v, _, mail| {
+        let (pe, off) = place(b.rng.below(slots * pes), pes);
+        mail.send(throw, [off as u64, v], pe);
+    });
+    sel.superstep(|mail| {
+        for &v in values {
+            let (pe, off) = place(rng.below(slots * pes), pes);
+            mail.send(throw, [off as u64, v], pe);
+        }
+        mail.done(throw);
+        mail.done(miss);
+    });
+    sel.into_state()
+        .slots
+        .into_iter()
+        .filter(|&s| s != 0)
+        .map(|s| s - 1)
+        .collect()
+}
+
 /// Collective: the values `landed` on the PEs' boards, in PE then slot order, to their
 /// positions in the result (`n` per PE, cyclic); this PE's part.
 fn spread(ctx: &Ctx, opts: &Options, imp: Impl, landed: &[u64], n: usize) -> Vec<u64> {
@@ -123,13 +170,13 @@ fn spread(ctx: &Ctx, opts: &Options, imp: Impl, landed: &[u64], n: usize) -> Vec
         ctx.barrier();
         ctx.get_slice(perm.ptr(me, 0), n)
     } else {
-        let mut perm = vec![0u64; n];
         let items = landed.iter().enumerate().map(|(k, &v)| {
             let (pe, off) = at(k);
             ([off as u64, v], pe)
         });
-        exchange::scatter(ctx, opts, items, |[off, v], _| perm[off as usize] = v);
-        perm
+        actors::scatter_by(ctx, opts, imp, vec![0u64; n], items, |perm, [off, v], _| {
+            perm[off as usize] = v
+        })
     }
 }
 

@@ -11,6 +11,9 @@
 //!   column out with atomics; a row whose count drops to 1 is queued at its owner.
 //! - Conveyor: one conveyor carries both hops (pivot to the column's owner, cross-outs to
 //!   the rows' owners) and each row records its level; places are then given by level.
+//! - Selector: the same two hops as two mailboxes, pivots and cross-outs, whose handlers
+//!   send each other's messages: a pivot's handler sends the column's cross-outs, and a
+//!   cross-out that leaves a row one column sends that row's pivot.
 //!
 //! No aggregation-context version: the claimed place, the column read and the count left
 //! decide the next operations, and a context's operations return nothing.
@@ -19,8 +22,9 @@
 //! `rperm[r] <= cperm[c]`, so the permuted matrix is upper-triangular.
 
 use super::spmat::{self, Matrix};
-use super::{Impl, Options, exchange, place, timed, transpose};
+use super::{Impl, Options, actors, place, timed, transpose};
 use rhizome::Ctx;
+use std::rc::Rc;
 
 /// Runs `imp`; (seconds, rows, what is wrong with the order, if anything).
 pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<String>) {
@@ -28,13 +32,13 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<Str
     let n = opts.updates * pes;
     let m = input(opts, me, pes, n);
     // The columns' rows: set up, as in Bale, before the clock starts.
-    let t = transpose::conveyors(ctx, opts, &m);
+    let t = Rc::new(transpose::conveyed(ctx, opts, Impl::Conveyor, &m));
     let mut order = (Vec::new(), Vec::new());
     let seconds = timed(ctx, || {
-        order = if imp == Impl::Agp {
-            one_sided(ctx, &m, &t)
-        } else {
-            conveyed(ctx, opts, &m, &t)
+        order = match imp {
+            Impl::Agp => one_sided(ctx, &m, &t),
+            Impl::Selector => by_actors(ctx, opts, &m, Rc::clone(&t)),
+            _ => conveyed(ctx, opts, &m, &t),
         };
     });
     (seconds, n as u64, check(ctx, &m, &order.0, &order.1))
@@ -191,10 +195,26 @@ fn conveyed(ctx: &Ctx, opts: &Options, m: &Matrix, t: &Matrix) -> (Vec<u64>, Vec
             }
         }
     }
-    // Places by level: level 0 last; within a level, by PE then local row.
+    places(ctx, opts, Impl::Conveyor, m.n, &level, &matched)
+}
+
+/// Collective: (rperm, cperm) of this PE's rows and columns from each local row's
+/// `level` and `matched` pivot column: places by level, level 0 last; within a level, by
+/// PE then local row. The columns' places go to their owners on a conveyor or, for
+/// `imp` [`Impl::Selector`], to a mailbox.
+fn places(
+    ctx: &Ctx,
+    opts: &Options,
+    imp: Impl,
+    n: usize,
+    level: &[u64],
+    matched: &[u64],
+) -> (Vec<u64>, Vec<u64>) {
+    let (me, pes) = (ctx.my_pe(), ctx.num_pes());
+    let rows = level.len();
     let levels = ctx.max_u64(level.iter().copied().max().unwrap_or(0)) as usize + 1;
     let mut sizes = vec![0u64; levels];
-    for &l in &level {
+    for &l in level {
         sizes[l as usize] += 1;
     }
     let all = ctx.allgather(sizes.clone());
@@ -205,7 +225,7 @@ fn conveyed(ctx: &Ctx, opts: &Options, m: &Matrix, t: &Matrix) -> (Vec<u64>, Vec
         next[l] = before + earlier;
         before += all.iter().map(|s| s[l]).sum::<u64>();
     }
-    let n = m.n as u64;
+    let n = n as u64;
     let rperm: Vec<u64> = level
         .iter()
         .map(|&l| {
@@ -213,13 +233,77 @@ fn conveyed(ctx: &Ctx, opts: &Options, m: &Matrix, t: &Matrix) -> (Vec<u64>, Vec
             n - next[l as usize]
         })
         .collect();
-    let mut cperm = vec![0u64; rows];
     let places = (0..rows).map(|i| {
         let (pe, off) = place(matched[i] as usize, pes);
         ([off as u64, rperm[i]], pe)
     });
-    exchange::scatter(ctx, opts, places, |[off, at], _| cperm[off as usize] = at);
+    let zero = vec![0u64; rows];
+    let cperm = actors::scatter_by(ctx, opts, imp, zero, places, |c, [o, at], _| {
+        c[o as usize] = at
+    });
     (rperm, cperm)
+}
+
+/// HClib-Actor's toposort: `[local column, level]` to the pivot mailbox of the column's
+/// owner, whose handler sends `[local row, column, level]` to the cross-out mailbox of
+/// the owner of every row holding the column, whose handler crosses it out and, when the
+/// row has one column left, sends that row's pivot. (rperm, cperm) of this PE's rows and
+/// columns.
+fn by_actors(ctx: &Ctx, opts: &Options, m: &Matrix, t: Rc<Matrix>) -> (Vec<u64>, Vec<u64>) {
+    struct Rows {
+        /// The rows holding each local column.
+        t: Rc<Matrix>,
+        count: Vec<u64>,
+        sum: Vec<u64>,
+        level: Vec<u64>,
+        matched: Vec<u64>,
+    }
+    let (me, pes) = (ctx.my_pe(), ctx.num_pes());
+    let (count, sum, ones) = counts_and_sums(m);
+    let rows = Rows {
+        t,
+        level: vec![0; m.rows()],
+        matched: sum.clone(),
+        count,
+        sum,
+    };
+    let mut sel = super::selector(ctx, opts, rows);
+    let pivot = sel.mailbox::<[u64; 2]>();
+    let cross_out = sel.mailbox::<[u64; 3]>();
+    sel.process(pivot, move |s, [col, lvl], _, mail| {
+        let global = col * pes as u64 + me as u64;
+        for &r in s.t.row(col as usize) {
+            let (pe, off) = place(r as usize, pes);
+            mail.send(cross_out, [off as u64, global, lvl], pe);
+        }
+    });
+    sel.process(cross_out, move |s, [row, col, lvl], _, mail| {
+        let row = row as usize;
+        // A row with one column left is the pivot of this column: its level is fixed.
+        if s.count[row] > 1 {
+            s.level[row] = s.level[row].max(lvl + 1);
+        }
+        s.sum[row] -= col;
+        s.count[row] -= 1;
+        if s.count[row] == 1 {
+            let col = s.sum[row];
+            s.matched[row] = col;
+            let (pe, off) = place(col as usize, pes);
+            mail.send(pivot, [off as u64, s.level[row]], pe);
+        }
+    });
+    sel.superstep(|mail| {
+        for &row in &ones {
+            // Level 0: a row with one column from the start.
+            let col = m.row(row as usize)[0];
+            let (pe, off) = place(col as usize, pes);
+            mail.send(pivot, [off as u64, 0], pe);
+        }
+        mail.done(pivot);
+        mail.done(cross_out);
+    });
+    let s = sel.into_state();
+    places(ctx, opts, Impl::Selector, m.n, &s.level, &s.matched)
 }
 
 /// Collective: what is wrong with (rperm, cperm) of this PE as a triangular order of `m`.

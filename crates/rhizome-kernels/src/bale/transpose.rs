@@ -11,7 +11,7 @@
 //! hash of every `(row, column)` against the same of `A`'s transposed nonzeros.
 
 use super::spmat::{self, Matrix};
-use super::{Impl, Options, exchange, place, timed};
+use super::{Impl, Options, actors, place, timed};
 use rhizome::Ctx;
 
 /// Inputs with at most this many nonzeros (expected) are checked row by row.
@@ -26,7 +26,7 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<Str
         b = if imp == Impl::Agp {
             one_sided(ctx, &a)
         } else {
-            conveyors(ctx, opts, &a)
+            conveyed(ctx, opts, imp, &a)
         };
     });
     let nnz = ctx.sum_u64(a.nnz() as u64);
@@ -73,27 +73,37 @@ fn one_sided(ctx: &Ctx, a: &Matrix) -> Matrix {
     b
 }
 
-/// Bale's conveyor transpose: `[local row of B]` to count, then `[local row of B, row of
-/// A]` to place at the receiver's next free place of that row.
-pub(super) fn conveyors(ctx: &Ctx, opts: &Options, a: &Matrix) -> Matrix {
+/// Bale's conveyor transpose (HClib-Actor's with `imp` [`Impl::Selector`]: a mailbox per
+/// step): `[local row of B]` to count, then `[local row of B, row of A]` to place at the
+/// receiver's next free place of that row.
+pub(super) fn conveyed(ctx: &Ctx, opts: &Options, imp: Impl, a: &Matrix) -> Matrix {
     let (me, pes) = (ctx.my_pe(), ctx.num_pes());
     let rows = spmat::local_len(a.n, pes, me);
-    let mut counts = vec![0u64; rows];
     let columns = a.cols.iter().map(|&c| {
         let (pe, off) = place(c as usize, pes);
         (off as u64, pe)
     });
-    exchange::scatter(ctx, opts, columns, |off, _| counts[off as usize] += 1);
-    let mut next = spmat::prefix_sums(&counts);
-    let mut cols = vec![0u64; next[rows]];
+    let zero = vec![0u64; rows];
+    let counts = actors::scatter_by(ctx, opts, imp, zero, columns, |c, off, _| {
+        c[off as usize] += 1
+    });
+    let next = spmat::prefix_sums(&counts);
+    let cols = vec![0u64; next[rows]];
     let items = nonzeros(a, me, pes).map(|(r, c)| {
         let (pe, off) = place(c as usize, pes);
         ([off as u64, r], pe)
     });
-    exchange::scatter(ctx, opts, items, |[off, r], _| {
-        cols[next[off as usize]] = r;
-        next[off as usize] += 1;
-    });
+    let (_, cols) = actors::scatter_by(
+        ctx,
+        opts,
+        imp,
+        (next, cols),
+        items,
+        |(next, cols), [off, r], _| {
+            cols[next[off as usize]] = r;
+            next[off as usize] += 1;
+        },
+    );
     let mut b = Matrix::from_counts(a.n, &counts, cols);
     b.sort_rows();
     b

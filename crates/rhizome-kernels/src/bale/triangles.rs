@@ -6,6 +6,9 @@
 //! - AGP: each PE reads row `j` from its owner and intersects it with row `i`.
 //! - Conveyor: each PE pushes `(j, k)` to the owner of row `j`, which looks `k` up
 //!   (Bale's push variant).
+//! - Selector: the same pairs sent to a mailbox of the owner of row `j`, whose handler
+//!   looks `k` up: the one-hop baseline of the FA-BSP chapter of seed 002 (HClib-Actor's
+//!   triangle counting), which sends the conveyor's messages.
 //!
 //! No aggregation-context version: the row read from another PE is needed at once, to
 //! intersect it, and a context's reads land only at its `quiet`.
@@ -13,8 +16,9 @@
 //! Checked: the count against a sequential count of the same graph.
 
 use super::spmat::{self, Matrix};
-use super::{Impl, Options, exchange, place, timed};
+use super::{Impl, Options, actors, place, timed};
 use rhizome::Ctx;
+use std::rc::Rc;
 
 /// Generated edges per vertex.
 pub const EDGE_FACTOR: usize = 16;
@@ -26,12 +30,13 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options) -> (f64, u64, Option<Str
     let edges = spmat::rmat_lower_edges(opts.seed, opts.scale, EDGE_FACTOR);
     let whole = spmat::csr_of_edges(n, &edges);
     let l = Matrix::from_rows(n, (me..n).step_by(pes).map(|r| whole.row(r).to_vec()));
+    let l = Rc::new(l);
     let mut count = 0;
     let seconds = timed(ctx, || {
         let here = if imp == Impl::Agp {
             one_sided(ctx, &l)
         } else {
-            conveyed(ctx, opts, &l)
+            conveyed(ctx, opts, imp, Rc::clone(&l))
         };
         count = ctx.sum_u64(here);
     });
@@ -101,11 +106,11 @@ fn one_sided(ctx: &Ctx, l: &Matrix) -> u64 {
     count
 }
 
-/// Bale's conveyor triangles (push): `[local row of j, k]` for every `k < j` of row `i`
-/// to the owner of row `j`, which counts the `k` it has. This PE's count.
-fn conveyed(ctx: &Ctx, opts: &Options, l: &Matrix) -> u64 {
+/// Bale's conveyor triangles (push; HClib-Actor's with `imp` [`Impl::Selector`]): `[local
+/// row of j, k]` for every `k < j` of row `i` to the owner of row `j`, which counts the
+/// `k` it has. This PE's count.
+fn conveyed(ctx: &Ctx, opts: &Options, imp: Impl, l: Rc<Matrix>) -> u64 {
     let pes = ctx.num_pes();
-    let mut count = 0;
     let queries = (0..l.rows()).flat_map(|i| {
         let row = l.row(i);
         row.iter().flat_map(move |&j| {
@@ -115,10 +120,13 @@ fn conveyed(ctx: &Ctx, opts: &Options, l: &Matrix) -> u64 {
                 .map(move |&k| ([off as u64, k], pe))
         })
     });
-    exchange::scatter(ctx, opts, queries, |[off, k], _| {
-        if l.row(off as usize).binary_search(&k).is_ok() {
-            count += 1;
-        }
-    });
+    // The handler's state shares the rows with the sending loop.
+    let rows = (Rc::clone(&l), 0);
+    let (_, count) =
+        actors::scatter_by(ctx, opts, imp, rows, queries, |(l, count), [off, k], _| {
+            if l.row(off as usize).binary_search(&k).is_ok() {
+                *count += 1;
+            }
+        });
     count
 }
