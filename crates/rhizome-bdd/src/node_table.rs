@@ -50,6 +50,10 @@ const MAX_LOAD: f64 = 0.8;
 /// dispatch), so a store partitioned over several PEs can replace the shared-memory one
 /// without touching the operations.
 pub trait NodeStore: Sync + Send + 'static {
+    /// Whether operations on this store may spread over several PEs (`dist::spread`).
+    /// Known at compile time, so the operations on a store of one PE carry nothing of
+    /// the spreading: no depth to count, no check per fork.
+    const SPREADS: bool = false;
     /// The node at `index` (not 0): its variable, low edge (never complemented), high edge.
     fn node(&self, index: u64) -> (u32, Bdd, Bdd);
     /// The index of the node `(var, low, high)`, inserting it if absent; `None` when the

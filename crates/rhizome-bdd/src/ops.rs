@@ -76,6 +76,7 @@ macro_rules! check {
 }
 
 impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
+    #[inline]
     pub(crate) fn new(
         store: &'a S,
         cache: &'a C,
@@ -98,7 +99,16 @@ impl<'a, S: NodeStore, C: OpCache> OpCtx<'a, S, C> {
         a: impl FnOnce(&OpCtx<'_, S, C>) -> RA + Send,
         b: impl FnOnce(&OpCtx<'_, S, C>) -> RB + Send,
     ) -> (RA, RB) {
-        let (store, cache, dist, depth) = (self.store, self.cache, self.dist, self.depth + 1);
+        let (store, cache) = (self.store, self.cache);
+        if !S::SPREADS {
+            // The closures capture what they did before spreading existed: a fork on a
+            // store of one PE costs no more for it.
+            return self.w.join(
+                move |w| a(&OpCtx::new(store, cache, w, None)),
+                move |w| b(&OpCtx::new(store, cache, w, None)),
+            );
+        }
+        let (dist, depth) = (self.dist, self.depth + 1);
         self.w.join(
             move |w| {
                 a(&OpCtx {

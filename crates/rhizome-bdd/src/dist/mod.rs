@@ -284,6 +284,7 @@ impl DistNodeStore {
 }
 
 impl NodeStore for DistNodeStore {
+    const SPREADS: bool = true;
     #[inline]
     fn node(&self, index: u64) -> (u32, Bdd, Bdd) {
         let (w0, w1) = self.words(index);

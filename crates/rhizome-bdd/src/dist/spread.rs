@@ -208,6 +208,9 @@ impl<S: NodeStore, C: crate::OpCache> OpCtx<'_, S, C> {
     /// the caller forks on the pool).
     #[inline]
     pub(crate) fn spread<const N: usize>(&self, ops: [SubOp; N]) -> Option<[Bdd; N]> {
+        if !S::SPREADS {
+            return None;
+        }
         match self.dist {
             Some(d) if self.depth < d.cutoff => self.spread_jobs(d, ops),
             _ => None,
