@@ -57,8 +57,7 @@ pub struct FcArgs {
     /// lookups).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "push,mixed")]
     mixes: Vec<MixArg>,
-    /// Combining modes (`none` is measured whenever another mode is, as its baseline;
-    /// `centralized` is the same protocol as `none` on a set or map, and not repeated).
+    /// Combining modes (`none` is measured whenever another mode is, as its baseline).
     #[arg(
         long,
         value_enum,
@@ -125,9 +124,6 @@ pub fn run(args: FcArgs) -> anyhow::Result<()> {
                     .flat_map(|m| ranges.iter().map(move |k| (m, k)))
                 {
                     for &mode in &modes {
-                        if keyed && mode == Mode::Centralized {
-                            continue;
-                        }
                         let ops = if mode == Mode::None && !keyed {
                             args.ops / 16
                         } else {

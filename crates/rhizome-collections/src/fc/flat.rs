@@ -1,6 +1,7 @@
 //! The framework: a per-PE proxy that combines the operations of the PE's tasks and
 //! commits them to the structure's master in one message, one commit at a time.
 
+use super::central::Central;
 use super::{Mode, Stats};
 use rhizome::coop::{CondVar, Coop, GlobalLock, yield_now};
 use rhizome::{CallAm, Message};
@@ -12,10 +13,10 @@ use std::task::{Poll, Waker};
 /// be committed, `Self`), the batches a commit carries (one per PE it touches: the
 /// master of a stack, the owners of a set's keys) and how their PEs apply them.
 pub trait Combine: Default + 'static {
-    /// An operation a task asks for.
-    type Op;
+    /// An operation a task asks for (it travels to the combiner in centralized mode).
+    type Op: Message;
     /// Its result.
-    type Out;
+    type Out: Message;
     /// What one commit carries to one PE.
     type Batch: Message;
     /// What that PE answers.
@@ -104,6 +105,7 @@ pub struct Flat<'c, C: Combine> {
     space: CondVar,
     ops: Cell<u64>,
     messages: Cell<u64>,
+    central: Central<C>,
 }
 
 impl<'c, C: Combine> Flat<'c, C> {
@@ -119,6 +121,7 @@ impl<'c, C: Combine> Flat<'c, C> {
         let commit = coop
             .ctx()
             .register_call(move |_, batch| C::apply(&mut state.borrow_mut(), batch));
+        let central = Central::new(coop.ctx(), master.clone());
         Flat {
             lock: coop.lock_on(0),
             coop: coop.clone(),
@@ -131,6 +134,7 @@ impl<'c, C: Combine> Flat<'c, C> {
             space: CondVar::new(),
             ops: Cell::new(0),
             messages: Cell::new(0),
+            central,
         }
     }
 
@@ -138,7 +142,7 @@ impl<'c, C: Combine> Flat<'c, C> {
     pub fn stats(&self) -> Stats {
         Stats {
             ops: self.ops.get(),
-            messages: self.messages.get(),
+            messages: self.messages.get() + self.central.commits(),
         }
     }
 
@@ -160,7 +164,11 @@ impl<'c, C: Combine> Flat<'c, C> {
         self.ops.set(self.ops.get() + 1);
         match self.mode {
             Mode::Distributed => self.combined(op).await,
-            Mode::Centralized => self.alone(op).await,
+            Mode::Centralized => {
+                // The message to the combiner; its commits count on the combiner.
+                self.messages.set(self.messages.get() + 1);
+                self.central.apply(self.coop.ctx(), op).await
+            }
             Mode::None if !C::LOCKED => self.alone(op).await,
             Mode::None => {
                 let _held = self.coop.acquire(self.lock).await;

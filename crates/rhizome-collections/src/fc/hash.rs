@@ -37,6 +37,31 @@ pub enum MapOp<V> {
     Lookup(u64),
 }
 
+/// Travels as (is an insert, key, value of an insert) (to the centralized combiner).
+impl<V: Message> Message for MapOp<V> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            MapOp::Insert(key, v) => {
+                true.encode(out);
+                key.encode(out);
+                v.encode(out);
+            }
+            MapOp::Lookup(key) => {
+                false.encode(out);
+                key.encode(out);
+            }
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Self {
+        if bool::decode(input) {
+            let key = u64::decode(input);
+            MapOp::Insert(key, V::decode(input))
+        } else {
+            MapOp::Lookup(u64::decode(input))
+        }
+    }
+}
+
 /// The proxy of a map on one PE: pending inserts and lookups, by key.
 pub struct MapProxy<V> {
     /// Per key: the value to insert and the inserts waiting for it.
@@ -130,9 +155,8 @@ impl<V: Message + Clone> Combine for MapProxy<V> {
 }
 
 /// A linearizable global map from `u64` keys to `V`, with flat combining (see the module
-/// docs for the rules). Without combining (`Mode::None`, and `Mode::Centralized`, which
-/// is the same here: a set has no master) each operation is one message to its key's
-/// owner.
+/// docs for the rules). Without combining (`Mode::None`) each operation is one message
+/// to its key's owner; with `Mode::Centralized`, one message to the single combiner.
 pub struct GlobalMap<'c, V: Message + Clone> {
     flat: Flat<'c, MapProxy<V>>,
 }

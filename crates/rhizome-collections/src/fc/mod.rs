@@ -20,10 +20,11 @@
 //! queue takes the master's global lock, runs, releases: three messages, still
 //! aggregated per destination by the runtime; each operation of a set or map is one
 //! message to its key's owner), `Centralized` (each operation is one message to the
-//! master, which applies what arrives together, without the lock; for a set or map the
-//! same as `None`) and `Distributed` (the proxies above).
+//! combiner, PE 0, whose single proxy combines what arrives from all PEs and commits it,
+//! one commit at a time: `central`) and `Distributed` (the proxies above).
 //!
 //! - `flat`: the framework ([`Flat`], the [`Combine`] trait a structure implements).
+//! - `central`: the centralized mode's one combiner.
 //! - `pushpop`: [`GlobalStack`] and [`GlobalQueue`].
 //! - `hash`: [`GlobalMap`] and [`GlobalSet`], keys hashed over all PEs.
 //!
@@ -53,6 +54,7 @@
 //! assert_eq!(popped, vec![100, 100]);
 //! ```
 
+mod central;
 mod flat;
 mod hash;
 mod pushpop;
@@ -69,8 +71,8 @@ pub enum Mode {
     /// No combining: each stack or queue operation locks the master, runs, unlocks; a
     /// set or map operation is one message to its key's owner.
     None,
-    /// Combining at the master only: each operation is one message to it (for a set or
-    /// map, which has no master, the same as `None`).
+    /// Combining at one PE only: each operation is one message to the combiner (PE 0),
+    /// whose proxy combines what arrives from all PEs and commits it to the owners.
     Centralized,
     /// Each PE combines its tasks' operations and commits them in one message.
     Distributed,

@@ -57,6 +57,26 @@ pub enum PushPopOp<T> {
     Pop,
 }
 
+/// Travels as an `Option<T>`: `Some` a push, `None` a pop (to the centralized combiner).
+impl<T: Message> Message for PushPopOp<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            PushPopOp::Push(v) => {
+                true.encode(out);
+                v.encode(out);
+            }
+            PushPopOp::Pop => false.encode(out),
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Self {
+        if bool::decode(input) {
+            PushPopOp::Push(T::decode(input))
+        } else {
+            PushPopOp::Pop
+        }
+    }
+}
+
 /// The proxy of a push-pop structure on one PE: pending pushes and pops, by index.
 pub struct PushPopProxy<T, O> {
     pushes: Vec<(usize, T)>,

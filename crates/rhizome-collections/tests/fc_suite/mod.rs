@@ -37,6 +37,7 @@ pub const TESTS: &[(&str, Body)] = &[
     }),
     ("map_stress", |c| {
         map_stress(c, Mode::None, 200);
+        map_stress(c, Mode::Centralized, 300);
         map_stress(c, Mode::Distributed, 1000);
     }),
 ];

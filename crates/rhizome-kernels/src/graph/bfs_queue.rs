@@ -1,29 +1,72 @@
-//! BFS whose frontier is a [`GlobalQueue`]: with combining (`Mode::Distributed`, the
-//! paper's flat-combining queue) or without (`Mode::None`).
+//! BFS whose frontier is a [`GlobalQueue`] of vertices: with combining
+//! (`Mode::Distributed`, the paper's flat-combining queue) or without (`Mode::None`);
+//! the two differ in nothing but the queue's mode.
 //!
-//! Level-synchronous and top-down only (the direction-optimizing switch is the tuned
-//! frontier's, `bfs_tuned`; a bottom-up step scans unvisited vertices, not a queue). Two
-//! queues alternate: in a level, the current one is only popped and the next one only
-//! pushed (the paper's write-only then read-only frontier). Each PE runs many cooperative
-//! tasks; a task pops a vertex (from any PE), fetches its neighbours from their owner,
-//! claims them all at once (a claim sets the parent if the vertex has none, at its
-//! owner), and pushes the vertices it claimed, all pushes together. A pop that finds the queue empty ends the
-//! task: nothing is pushed to the current queue during its level. The level ends when
-//! every PE's tasks have ended and every message has been handled; the search ends after
-//! a level that claimed nothing.
+//! As in seed 003 (section 5), the search is direction-optimizing (Beamer's switch, the
+//! same heuristic as the tuned frontier's, [`Direction`]) and the queue is write-only in
+//! one phase and read-only in the next. Each level:
+//! 1. **Push**: each PE's cooperative tasks push the vertices it claimed in the last level
+//!    (its own vertices) into the queue; the pushes of a PE's tasks combine.
+//! 2. **Pop**: each PE's tasks pop until the queue is empty; a PE pops vertices of any PE.
+//!    - Top-down, a popped vertex's work runs where its adjacency lives: a local vertex
+//!      is expanded in place, a remote one is handed to its owner in a one-way message
+//!      (aggregated with the others to that PE), whose handler expands it. Expanding
+//!      `u` claims each neighbour `v` for parent `u` (set the parent if it has none):
+//!      in place if `v` is local, else by a one-way claim message to `v`'s owner. A
+//!      claim that sets a parent adds `v` to its owner's claimed vertices. No task
+//!      waits for anything but its pops.
+//!    - Bottom-up, the popped vertices are this PE's part of the frontier bitmap; then
+//!      each PE scans its unvisited vertices for a parent in it (`bottom_up_step`).
+//!
+//! The pop phase ends when every PE's tasks found the queue empty and every message has
+//! been handled ([`Coop::run`] is a finish scope); the search ends when no PE claimed a
+//! vertex in a level.
 
-use super::remote::{NONE, Remote};
+use super::NONE;
+use super::bfs_tuned::{Direction, bottom_up_step};
 use super::{DistGraph, Traversal};
-use rhizome::Ctx;
 use rhizome::coop::Coop;
-use rhizome::coop::join_all;
+use rhizome::{Am, Ctx};
 use rhizome_collections::fc::{GlobalQueue, Mode, Stats};
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
+/// This PE's side of the search: its vertices' parents, and those it claimed in the
+/// current level (the next frontier's part here).
+struct Owned {
+    graph: Rc<DistGraph>,
+    parents: RefCell<Vec<u64>>,
+    claimed: RefCell<Vec<u64>>,
+}
+
+impl Owned {
+    /// Sets local `v`'s parent to `parent` if it has none (atomic: only this PE's code,
+    /// one task or handler at a time, touches `v`).
+    fn claim(&self, v: u64, parent: u64) {
+        let i = self.graph.index(v);
+        let mut parents = self.parents.borrow_mut();
+        if parents[i] == NONE {
+            parents[i] = parent;
+            self.claimed.borrow_mut().push(v);
+        }
+    }
+
+    /// Claims every neighbour of local `u` for it: local ones here, the others by a
+    /// `claim` message to their owners.
+    fn expand(&self, ctx: &Ctx, claim: Am<(u64, u64)>, u: u64) {
+        for &v in self.graph.neighbors(u) {
+            if self.graph.is_local(v) {
+                self.claim(v, u);
+            } else {
+                ctx.send(self.graph.owner(v), claim, &(v, u));
+            }
+        }
+    }
+}
+
 /// Collective: the BFS tree from `root` (parents of this PE's vertices), with `tasks`
-/// cooperative tasks per PE and the frontier queues in `mode`.
+/// cooperative tasks per PE and the frontier queue in `mode`.
 pub(super) fn bfs(
     ctx: &Ctx,
     graph: &Rc<DistGraph>,
@@ -32,60 +75,79 @@ pub(super) fn bfs(
     tasks: usize,
 ) -> Traversal {
     let coop = Coop::new(ctx);
-    let remote = Remote::new(&coop, graph);
-    let queues = [
-        GlobalQueue::<u64>::new(&coop, mode),
-        GlobalQueue::<u64>::new(&coop, mode),
-    ];
+    let owned = Rc::new(Owned {
+        graph: graph.clone(),
+        parents: RefCell::new(vec![NONE; graph.local().count()]),
+        claimed: RefCell::default(),
+    });
+    let o = owned.clone();
+    let claim = ctx.register(move |_, (v, parent): (u64, u64)| o.claim(v, parent));
+    let o = owned.clone();
+    let expand = ctx.register(move |ctx, u: u64| o.expand(ctx, claim, u));
+    let queue = GlobalQueue::<u64>::with_capacity(&coop, mode, tasks);
+    let words = graph.vertices().div_ceil(64) as usize;
     ctx.barrier();
     let start = Instant::now();
-    let mine = graph.is_local(root);
-    if mine {
-        remote.set_local(root, root);
+    if graph.is_local(root) {
+        owned.claim(root, root);
     }
-    coop.run(|s| {
-        if mine {
-            let q = &queues[0];
-            s.spawn(async move { q.push(root).await });
-        }
-    });
-    for level in 0.. {
-        let (current, next) = (&queues[level % 2], &queues[(level + 1) % 2]);
-        let claimed = Cell::new(0u64);
+    let mut unvisited_arcs = graph.local_arcs() as u64;
+    let mut direction = Direction::new(graph.vertices());
+    loop {
+        let frontier = owned.claimed.take();
+        let frontier_arcs: u64 = frontier.iter().map(|&v| graph.degree(v) as u64).sum();
+        unvisited_arcs -= frontier_arcs;
+        let size = frontier.len() as u64;
+        let Some(bottom_up) = direction.next(ctx, size, frontier_arcs, unvisited_arcs) else {
+            break;
+        };
+        let frontier = RefCell::new(frontier);
         coop.run(|s| {
             for _ in 0..tasks {
-                let (remote, claimed) = (&remote, &claimed);
+                let (frontier, queue) = (&frontier, &queue);
                 s.spawn(async move {
-                    while let Some(u) = current.pop().await {
-                        let neighbors = remote.neighbors(u).await;
-                        let previous = remote.claim_all(&neighbors, u).await;
-                        let won = neighbors.iter().zip(previous).filter(|&(_, p)| p == NONE);
-                        let won: Vec<u64> = won.map(|(&v, _)| v).collect();
-                        claimed.set(claimed.get() + won.len() as u64);
-                        // All pushes in one combining round, not one commit each.
-                        join_all(won.into_iter().map(|v| next.push(v))).await;
+                    while let Some(v) = pop_from(frontier) {
+                        queue.push(v).await;
                     }
                 });
             }
         });
-        if ctx.sum_u64(claimed.get()) == 0 {
-            break;
+        let popped = RefCell::new(Vec::new());
+        coop.run(|s| {
+            for _ in 0..tasks {
+                let (popped, queue, owned) = (&popped, &queue, &owned);
+                s.spawn(async move {
+                    while let Some(u) = queue.pop().await {
+                        if bottom_up {
+                            popped.borrow_mut().push(u);
+                        } else if graph.is_local(u) {
+                            owned.expand(ctx, claim, u);
+                        } else {
+                            ctx.send(graph.owner(u), expand, &u);
+                        }
+                    }
+                });
+            }
+        });
+        if bottom_up {
+            let mut parents = owned.parents.borrow_mut();
+            let next = bottom_up_step(ctx, graph, &popped.take(), &mut parents, words);
+            *owned.claimed.borrow_mut() = next;
         }
     }
     let secs = ctx.max_u64(start.elapsed().as_nanos() as u64) as f64 / 1e9;
-    let stats = queues.iter().map(|q| q.stats()).fold(Stats::default(), add);
+    let labels = owned.parents.take();
     Traversal {
         secs,
-        labels: remote.take_labels(),
-        stats: Some(sum_stats(ctx, stats)),
+        labels,
+        stats: Some(sum_stats(ctx, queue.stats())),
     }
 }
 
-fn add(a: Stats, b: Stats) -> Stats {
-    Stats {
-        ops: a.ops + b.ops,
-        messages: a.messages + b.messages,
-    }
+/// The last of `list`, its borrow over when this returns (a `while let` on
+/// `list.borrow_mut().pop()` would hold it across the loop body's `.await`).
+pub(super) fn pop_from(list: &RefCell<Vec<u64>>) -> Option<u64> {
+    list.borrow_mut().pop()
 }
 
 /// Collective: `s` summed over all PEs.

@@ -12,7 +12,7 @@
 //!   [`ALPHA`]; back to top-down when the frontier, shrinking, holds fewer than
 //!   `n /` [`BETA`] vertices.
 
-use super::remote::NONE;
+use super::NONE;
 use super::{DistGraph, Traversal};
 use rhizome::Ctx;
 use rhizome::conveyor::Conveyor;
@@ -37,36 +37,65 @@ pub(super) fn bfs(ctx: &Ctx, graph: &DistGraph, root: u64) -> Traversal {
         frontier.push(root);
     }
     // Arcs out of unvisited local vertices.
-    let mut unvisited_arcs =
-        (graph.local_arcs() - frontier.iter().map(|&v| graph.degree(v)).sum::<usize>()) as u64;
-    let (mut bottom_up, mut last_size) = (false, 0u64);
+    let mut unvisited_arcs = graph.local_arcs() as u64;
+    let mut direction = Direction::new(graph.vertices());
     loop {
         let frontier_arcs: u64 = frontier.iter().map(|&v| graph.degree(v) as u64).sum();
-        let mut sums = [frontier.len() as u64, frontier_arcs, unvisited_arcs];
-        ctx.allreduce_u64(&mut sums, rhizome::ReduceOp::Sum);
-        let [size, m_f, m_u] = sums;
-        if size == 0 {
+        unvisited_arcs -= frontier_arcs;
+        let Some(bottom_up) =
+            direction.next(ctx, frontier.len() as u64, frontier_arcs, unvisited_arcs)
+        else {
             break;
-        }
-        if !bottom_up && m_f > m_u / ALPHA {
-            bottom_up = true;
-        } else if bottom_up && size < last_size && size < graph.vertices() / BETA {
-            bottom_up = false;
-        }
-        last_size = size;
-        let next = if bottom_up {
+        };
+        frontier = if bottom_up {
             bottom_up_step(ctx, graph, &frontier, &mut parents, words)
         } else {
             top_down_step(graph, &frontier, &mut parents, &mut conveyor)
         };
-        unvisited_arcs -= next.iter().map(|&v| graph.degree(v) as u64).sum::<u64>();
-        frontier = next;
     }
     let secs = ctx.max_u64(start.elapsed().as_nanos() as u64) as f64 / 1e9;
     Traversal {
         secs,
         labels: parents,
         stats: None,
+    }
+}
+
+/// Beamer's switch between top-down and bottom-up levels, decided on every PE alike from
+/// sums over all PEs (shared with the queue frontier, `bfs_queue`).
+pub(super) struct Direction {
+    vertices: u64,
+    bottom_up: bool,
+    last_size: u64,
+}
+
+impl Direction {
+    /// Top-down first, in a graph of `vertices`.
+    pub(super) fn new(vertices: u64) -> Self {
+        Direction {
+            vertices,
+            bottom_up: false,
+            last_size: 0,
+        }
+    }
+
+    /// Collective: given this PE's part of the frontier (`size` vertices with `arcs` arcs
+    /// out of them, all this PE's) and the arcs out of its unvisited vertices, whether the
+    /// next level is bottom-up; `None` when the frontier is empty everywhere.
+    pub(super) fn next(&mut self, ctx: &Ctx, size: u64, arcs: u64, unvisited: u64) -> Option<bool> {
+        let mut sums = [size, arcs, unvisited];
+        ctx.allreduce_u64(&mut sums, rhizome::ReduceOp::Sum);
+        let [size, m_f, m_u] = sums;
+        if size == 0 {
+            return None;
+        }
+        if !self.bottom_up && m_f > m_u / ALPHA {
+            self.bottom_up = true;
+        } else if self.bottom_up && size < self.last_size && size < self.vertices / BETA {
+            self.bottom_up = false;
+        }
+        self.last_size = size;
+        Some(self.bottom_up)
     }
 }
 
@@ -106,8 +135,9 @@ fn top_down_step(
     next
 }
 
-/// Collective: one bottom-up level; the local vertices it visited.
-fn bottom_up_step(
+/// Collective: one bottom-up level from this PE's part of the frontier (vertices of any
+/// PE; the parts of all PEs make the whole); the local vertices it visited.
+pub(super) fn bottom_up_step(
     ctx: &Ctx,
     graph: &DistGraph,
     frontier: &[u64],

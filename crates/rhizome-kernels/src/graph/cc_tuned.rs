@@ -9,7 +9,7 @@
 //! local hash set, which is the deduplication the combining set does across tasks.
 //! Phases 2 and 3 are shared (`components::finish`).
 
-use super::remote::NONE;
+use super::NONE;
 use super::{DistGraph, Traversal, components};
 use rhizome::Ctx;
 use rhizome::conveyor::Conveyor;

@@ -9,12 +9,14 @@
 //!   ([`Impl::Combining`], distributed mode), the same queue without combining
 //!   ([`Impl::None`]), or a hand-tuned per-PE frontier with aggregated messages that
 //!   switches between top-down and bottom-up levels ([`Impl::Tuned`], direction-optimizing).
-//!   The two queue versions are level-synchronous and top-down only: a bottom-up level
-//!   scans the unvisited vertices and has no frontier queue to combine on. The tree is
+//!   The queue versions switch the same way (as the paper's BFS on its queue does): the
+//!   queue carries the frontier from one level to the next, and a popped vertex is
+//!   expanded by its owner (`bfs_queue`). The tree is
 //!   validated as Graph500 does (`validate`).
 //! - [`cc`]: three-phase connected components; phase 1 inserts root pairs into the
 //!   combining [`GlobalSet`](rhizome_collections::fc::GlobalSet), the non-combining one,
-//!   or (tuned) collects them from PE-local traversals with aggregated messages; phases 2
+//!   or (tuned) collects them from PE-local traversals with aggregated messages (the set
+//!   versions' traversals also run at the owners of the vertices they reach); phases 2
 //!   and 3 (Shiloach-Vishkin, relabelling) are shared. Checked against a sequential
 //!   [`UnionFind`] of the same edges.
 //!
@@ -42,17 +44,18 @@ mod cc_tuned;
 pub mod components;
 pub mod dist;
 pub mod kronecker;
-mod remote;
 mod validate;
 
 pub use components::{UnionFind, shiloach_vishkin};
 pub use dist::DistGraph;
 pub use kronecker::{DEFAULT_EDGEFACTOR, Kronecker};
-pub use remote::NONE;
 
 use rhizome::Ctx;
 use rhizome_collections::fc::{Mode, Stats};
 use std::rc::Rc;
+
+/// A label no vertex has yet (BFS parent, component root).
+pub const NONE: u64 = u64::MAX;
 
 /// Cooperative tasks per PE of the queue and set implementations, unless told.
 pub const DEFAULT_TASKS: usize = 1024;

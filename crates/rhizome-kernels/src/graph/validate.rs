@@ -6,7 +6,7 @@
 //! share of the generated edges; the verdicts are then agreed on, so that all PEs return
 //! `Err` together and none is left waiting in a later collective.
 
-use super::remote::NONE;
+use super::NONE;
 use super::{DistGraph, UnionFind};
 use rhizome::Ctx;
 use std::collections::HashMap;
