@@ -27,31 +27,31 @@ fn every_kernel_records_each_of_its_versions_checked() {
         (
             "permute",
             &["-n", "200", "-z", "4"],
-            &["agp", "conveyor", "context"],
+            &["agp", "conveyor", "context", "selector"],
             "nonzeros/s",
         ),
         (
             "randperm",
             &["-n", "2000"],
-            &["agp", "conveyor"],
+            &["agp", "conveyor", "selector"],
             "entries/s",
         ),
         (
             "transpose",
             &["-n", "200", "-z", "4"],
-            &["agp", "conveyor"],
+            &["agp", "conveyor", "selector"],
             "nonzeros/s",
         ),
         (
             "triangles",
             &["--scale", "9"],
-            &["agp", "conveyor"],
+            &["agp", "conveyor", "selector"],
             "edges/s",
         ),
         (
             "toposort",
             &["-n", "200", "-z", "4"],
-            &["agp", "conveyor"],
+            &["agp", "conveyor", "selector"],
             "rows/s",
         ),
     ];
