@@ -26,17 +26,7 @@ impl<S: NodeStore, C: OpCache> OpCtx<'_, S, C> {
         if let Some(r) = self.cached(a.0 | OP_AND, b.0, 0) {
             return r;
         }
-        let (va, a0, a1) = self.node(a);
-        let (vb, b0, b1) = self.node(b);
-        let v = va.min(vb);
-        let (a0, a1) = self.split(a, va, a0, a1, v);
-        let (b0, b1) = self.split(b, vb, b0, b1, v);
-        let (lo, hi) = match self.spread([SubOp::And(a0.0, b0.0), SubOp::And(a1.0, b1.0)]) {
-            Some([lo, hi]) => (lo, hi),
-            None => self.join(|c| c.and(a0, b0), |c| c.and(a1, b1)),
-        };
-        let r = self.make(v, lo, hi);
-        self.store(a.0 | OP_AND, b.0, 0, r)
+        self.binary_step(OP_AND, a, b, SubOp::And, |c, x, y| c.and(x, y))
     }
 
     /// Disjunction.
@@ -94,19 +84,7 @@ impl<S: NodeStore, C: OpCache> OpCtx<'_, S, C> {
         }
         let r = match self.cached(a.0 | OP_XOR, b.0, 0) {
             Some(r) => r,
-            None => {
-                let (va, a0, a1) = self.node(a);
-                let (vb, b0, b1) = self.node(b);
-                let v = va.min(vb);
-                let (a0, a1) = self.split(a, va, a0, a1, v);
-                let (b0, b1) = self.split(b, vb, b0, b1, v);
-                let (lo, hi) = match self.spread([SubOp::Xor(a0.0, b0.0), SubOp::Xor(a1.0, b1.0)]) {
-                    Some([lo, hi]) => (lo, hi),
-                    None => self.join(|c| c.xor(a0, b0), |c| c.xor(a1, b1)),
-                };
-                let r = self.make(v, lo, hi);
-                self.store(a.0 | OP_XOR, b.0, 0, r)
-            }
+            None => self.binary_step(OP_XOR, a, b, SubOp::Xor, |c, x, y| c.xor(x, y)),
         };
         if r == Bdd::INVALID { r } else { r.not_if(neg) }
     }
@@ -190,5 +168,31 @@ impl<S: NodeStore, C: OpCache> OpCtx<'_, S, C> {
             }
         };
         if r == Bdd::INVALID { r } else { r.not_if(neg) }
+    }
+
+    /// The recursive step of the binary operation `op` on `a` and `b` (neither terminal,
+    /// not in the cache): both operands' cofactors on their top variable, the two halves
+    /// forked (`sub` is the operation as a spread job, `rec` the operation itself), the
+    /// node made and cached.
+    #[inline]
+    fn binary_step(
+        &self,
+        op: u64,
+        a: Bdd,
+        b: Bdd,
+        sub: fn(u64, u64) -> SubOp,
+        rec: impl Fn(&OpCtx<'_, S, C>, Bdd, Bdd) -> Bdd + Copy + Send,
+    ) -> Bdd {
+        let (va, a0, a1) = self.node(a);
+        let (vb, b0, b1) = self.node(b);
+        let v = va.min(vb);
+        let (a0, a1) = self.split(a, va, a0, a1, v);
+        let (b0, b1) = self.split(b, vb, b0, b1, v);
+        let (lo, hi) = match self.spread([sub(a0.0, b0.0), sub(a1.0, b1.0)]) {
+            Some([lo, hi]) => (lo, hi),
+            None => self.join(move |c| rec(c, a0, b0), move |c| rec(c, a1, b1)),
+        };
+        let r = self.make(v, lo, hi);
+        self.store(a.0 | op, b.0, 0, r)
     }
 }
