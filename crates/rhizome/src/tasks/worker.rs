@@ -221,16 +221,18 @@ impl TaskCtx {
         // runs inline on the calling thread (the owner of the `TaskCtx`) before it returns.
         unsafe impl Send for OnThisThread<'_> {}
         let me = OnThisThread(self);
+        let sh = &self.sh;
         self.worker().join(
             move |_| {
                 let me = me;
                 a(me.0)
             },
-            |_| {
-                // A thief of a run's fork-join task is always one of the run's workers
-                // (the pool's idle hook makes every background worker one first).
-                let t = current_worker().expect("rhizome: a join half ran outside Tasks::run");
-                b(t)
+            move |w| match current_worker() {
+                Some(t) => b(t),
+                // A background worker between its hook of the last run and that of this
+                // one (its hook returned, and it stole before entering the next) took
+                // the half at the pool level: it works for this run while the half runs.
+                None => background_for(sh, w, b),
             },
         )
     }
@@ -519,6 +521,23 @@ impl TaskCtx {
 /// The idle hook of the PE's pool during a run: a background worker of the pool becomes
 /// task worker `index + 1` (the main thread, the pool's last worker, is task worker 0)
 /// until the run stops.
+/// Runs `f` on background worker `w` as a worker of the current run, outside the run's
+/// idle hook (see `TaskCtx::join`): with its own deque, which keeps what `f` leaves in it
+/// for the worker's next turn in the hook.
+fn background_for<R>(sh: &Arc<Shared>, w: &Worker, f: impl FnOnce(&TaskCtx) -> R) -> R {
+    let i = (w.index() + 1) % sh.workers;
+    let deque = sh.local.deques()[i]
+        .take()
+        .expect("rhizome: a join half's thief works for another run");
+    let t = TaskCtx::new(Arc::clone(sh), i, deque, None, w);
+    let g = t.enter();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&t)));
+    drop(g);
+    sh.stats.add(Counter::JobsRun, t.jobs.get());
+    sh.local.deques()[i] = Some(t.deque);
+    r.unwrap_or_else(|p| std::panic::resume_unwind(p))
+}
+
 pub(super) fn background_worker(sh: &Arc<Shared>, w: &Worker) {
     if sh.jobs.stopped() {
         return;
