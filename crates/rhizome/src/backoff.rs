@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// The state of one wait; make a new one (or [`reset`](Backoff::reset)) per wait.
 #[derive(Clone, Debug)]
-pub(crate) struct Backoff {
+pub struct Backoff {
     idle: u32,
     spins: u32,
     yields: u32,
@@ -18,7 +18,7 @@ pub(crate) struct Backoff {
 
 impl Backoff {
     /// Spins `spins` rounds, then yields on every round.
-    pub(crate) const fn new(spins: u32) -> Backoff {
+    pub const fn new(spins: u32) -> Backoff {
         Backoff {
             idle: 0,
             spins,
@@ -28,7 +28,7 @@ impl Backoff {
     }
 
     /// Spins `spins` rounds, yields until round `yields`, then sleeps `nap` per round.
-    pub(crate) const fn with_nap(spins: u32, yields: u32, nap: Duration) -> Backoff {
+    pub const fn with_nap(spins: u32, yields: u32, nap: Duration) -> Backoff {
         Backoff {
             idle: 0,
             spins,
@@ -39,7 +39,7 @@ impl Backoff {
 
     /// One round of waiting.
     #[inline]
-    pub(crate) fn snooze(&mut self) {
+    pub fn snooze(&mut self) {
         if self.idle < self.spins {
             std::hint::spin_loop();
         } else if self.idle < self.yields {
@@ -52,7 +52,7 @@ impl Backoff {
 
     /// Something happened: the next wait starts with spinning again.
     #[inline]
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.idle = 0;
     }
 }

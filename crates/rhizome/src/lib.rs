@@ -56,7 +56,7 @@
 pub mod actor;
 mod aggregate;
 mod am;
-mod backoff;
+pub mod backoff;
 mod collectives;
 mod context;
 pub mod conveyor;

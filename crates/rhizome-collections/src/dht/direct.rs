@@ -15,9 +15,10 @@
 //! so the round trips of Lemma 1 read the same in both; no gets, atomics or puts are
 //! counted for reads, only the claim, the written bit and the waits for it.
 
-use super::layout::{Home, KeyWords, OCCUPIED, WRITTEN, pause};
+use super::layout::{Home, KeyWords, OCCUPIED, WRITTEN};
 use super::probe::Partitions;
 use super::{Full, Stats};
+use rhizome::backoff::Backoff;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 impl Partitions {
@@ -61,10 +62,12 @@ impl Partitions {
                 }
             }
             if word & !OCCUPIED & !WRITTEN == home.fingerprint && word & OCCUPIED != 0 {
-                let mut spins = 0u32;
+                // The written bit comes right after the writer's claim: spin, then yield the core,
+                // which on an oversubscribed machine the writer may need.
+                let mut wait = Backoff::new(64);
                 while word & WRITTEN == 0 {
                     stats.atomics += 1;
-                    pause(&mut spins);
+                    wait.snooze();
                     word = entry[0].load(Ordering::Acquire);
                 }
                 // After the acquire that saw the written bit: the key words are the key.

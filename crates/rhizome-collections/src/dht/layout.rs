@@ -146,16 +146,3 @@ impl Geometry {
         }
     }
 }
-
-/// One round of waiting for a writer's written bit (it comes right after the writer's
-/// claim): spin for 64 rounds, then yield the core, which on an oversubscribed machine the
-/// writer may need.
-#[inline]
-pub(crate) fn pause(rounds: &mut u32) {
-    *rounds += 1;
-    if *rounds < 64 {
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
-}

@@ -14,8 +14,9 @@
 //! (its section 3.5.3 saw the same). A partition the transport holds in this process's
 //! memory is probed in place instead ([`super::direct`]).
 
-use super::layout::{Geometry, Home, KeyWords, OCCUPIED, WRITTEN, pause};
+use super::layout::{Geometry, Home, KeyWords, OCCUPIED, WRITTEN};
 use super::{Full, Stats};
+use rhizome::backoff::Backoff;
 use rhizome::memory::GetHandle;
 use rhizome::{GlobalArray, GlobalPtr, Memory};
 use std::cell::RefCell;
@@ -270,10 +271,12 @@ impl Partitions {
             return false;
         }
         let bucket = self.bucket(pe, slot);
-        let mut spins = 0u32;
+        // The written bit comes right after the writer's claim: spin, then yield the core,
+        // which on an oversubscribed machine the writer may need.
+        let mut wait = Backoff::new(64);
         while word & WRITTEN == 0 && self.mem.load(bucket) & WRITTEN == 0 {
             stats.atomics += 1;
-            pause(&mut spins);
+            wait.snooze();
         }
         let mut stored = [0u64; super::layout::MAX_KEY_WORDS];
         let stored = &mut stored[..key.n];

@@ -232,7 +232,8 @@ impl TaskCtx {
                 // A background worker between its hook of the last run and that of this
                 // one (its hook returned, and it stole before entering the next) took
                 // the half at the pool level: it works for this run while the half runs.
-                None => background_for(sh, w, b),
+                None => as_background(sh, w, b)
+                    .expect("rhizome: a join half's thief works for another run"),
             },
         )
     }
@@ -521,36 +522,27 @@ impl TaskCtx {
 /// The idle hook of the PE's pool during a run: a background worker of the pool becomes
 /// task worker `index + 1` (the main thread, the pool's last worker, is task worker 0)
 /// until the run stops.
-/// Runs `f` on background worker `w` as a worker of the current run, outside the run's
-/// idle hook (see `TaskCtx::join`): with its own deque, which keeps what `f` leaves in it
-/// for the worker's next turn in the hook.
-fn background_for<R>(sh: &Arc<Shared>, w: &Worker, f: impl FnOnce(&TaskCtx) -> R) -> R {
+/// Runs `f` as background worker `w` of the current run, on the worker's own deque, which
+/// keeps what `f` leaves in it for the worker's next turn; `None` if that deque is not free
+/// (the worker works for another run). A panic in `f` passes through.
+fn as_background<R>(sh: &Arc<Shared>, w: &Worker, f: impl FnOnce(&TaskCtx) -> R) -> Option<R> {
     let i = (w.index() + 1) % sh.workers;
-    let deque = sh.local.deques()[i]
-        .take()
-        .expect("rhizome: a join half's thief works for another run");
+    let deque = sh.local.deques()[i].take()?;
     let t = TaskCtx::new(Arc::clone(sh), i, deque, None, w);
     let g = t.enter();
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&t)));
     drop(g);
     sh.stats.add(Counter::JobsRun, t.jobs.get());
     sh.local.deques()[i] = Some(t.deque);
-    r.unwrap_or_else(|p| std::panic::resume_unwind(p))
+    Some(r.unwrap_or_else(|p| std::panic::resume_unwind(p)))
 }
 
 pub(super) fn background_worker(sh: &Arc<Shared>, w: &Worker) {
     if sh.jobs.stopped() {
         return;
     }
-    let i = (w.index() + 1) % sh.workers;
-    let Some(deque) = sh.local.deques()[i].take() else {
-        return;
-    };
-    let t = TaskCtx::new(Arc::clone(sh), i, deque, None, w);
-    let g = t.enter();
     // A stop while waiting (another PE failed) unwinds to here.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.top_loop()));
-    drop(g);
-    sh.stats.add(Counter::JobsRun, t.jobs.get());
-    sh.local.deques()[i] = Some(t.deque);
+    let _ = as_background(sh, w, |t| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.top_loop()))
+    });
 }
