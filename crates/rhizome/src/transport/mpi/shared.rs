@@ -29,7 +29,7 @@
 //! atomic with respect to CPU atomics on the same word. `RHIZOME_MPI_RMA=windows` forces
 //! that path on one node too (for measurement, or an MPI without shared windows).
 
-use super::raw::{H, check};
+use super::raw::{H, check, open_window};
 use crate::transport::TransportError;
 use ::mpi::ffi;
 use std::ffi::{c_int, c_void};
@@ -124,14 +124,7 @@ pub(super) fn allocate(
                 "MPI_Win_allocate_shared of {bytes} bytes (RHIZOME_MPI_RMA=windows uses MPI RMA windows instead)"
             )
         })?;
-        check(
-            ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
-            || "MPI_Win_set_errhandler".into(),
-        )?;
-        check(
-            ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
-            || "MPI_Win_lock_all".into(),
-        )?;
+        open_window(win)?;
     }
     let mut blocks = Vec::with_capacity(size);
     for rank in 0..size {
