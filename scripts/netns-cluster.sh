@@ -35,7 +35,9 @@
 # (no `vader`, no shared memory between ranks), the out-of-band channel on eth0, and
 # rhizome's one-sided operations as messages (`--rma messages`, the default: the ranks run
 # with RHIZOME_MPI_RMA=messages and make no RMA window). `--rma windows` uses MPI windows
-# with `osc ucx` and UCX_TLS=tcp instead, which is not reliable here (below).
+# with `osc ucx` and UCX_TLS=tcp instead, which is not reliable here (below); `--rma auto`
+# is a plain mpirun's default (shared-memory windows where ranks share a node, so here RMA
+# windows as with `windows`), and `--rma shared` must fail (hosts share no memory).
 # Before mpirun starts, every host must reach every other over eth0 (a TCP connection
 # attempt answered by a refusal), else the script names the pair and exits 3: a dead link
 # is one line, not a hang. `--timeout S` ends a run that takes longer than S seconds
@@ -229,7 +231,12 @@ cmd_mpirun() {
   case $rma in
     messages) transport=(-x RHIZOME_MPI_RMA=messages) ;;
     windows) transport=(--mca osc ucx -x OMPI_MCA_osc=ucx -x RHIZOME_MPI_RMA=windows) ;;
-    *) die "--rma must be messages or windows, not '$rma'" ;;
+    # The default of a plain mpirun: shared windows if the ranks share a node, which
+    # hosts never do, so RMA windows (`osc ucx`) as with `windows`.
+    auto) transport=(--mca osc sm,ucx -x OMPI_MCA_osc=sm,ucx -x RHIZOME_MPI_RMA=auto) ;;
+    # Must fail with one line: the hosts share no memory.
+    shared) transport=(-x RHIZOME_MPI_RMA=shared) ;;
+    *) die "--rma must be messages, windows, auto or shared, not '$rma'" ;;
   esac
   local hosts="" i var
   for ((i = 1; i <= n; i++)); do hosts+="${hosts:+,}$(host_ip "$i"):1"; done
@@ -265,7 +272,7 @@ main() {
       while [[ $# -gt 0 && $1 != -- ]]; do
         case $1 in
           --delay-us) delay=${2:?--delay-us needs microseconds, e.g. 50}; shift 2 ;;
-          --rma) rma=${2:?--rma needs messages or windows}; shift 2 ;;
+          --rma) rma=${2:?--rma needs messages, windows, auto or shared}; shift 2 ;;
           --timeout) limit=${2:?--timeout needs seconds}; shift 2 ;;
           *) die "unknown option $1" ;;
         esac

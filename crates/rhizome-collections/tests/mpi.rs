@@ -36,6 +36,16 @@ fn dht_suite_on_2_and_4_ranks() {
 }
 
 #[test]
+fn dht_suite_with_rma_windows() {
+    // On one node the ranks map each other's partitions (shared windows) by default; the
+    // path of ranks on several nodes, MPI RMA for every access, forced here.
+    let names = dht_suite::TESTS.iter().map(|(name, _)| *name);
+    let limit = Duration::from_secs(240);
+    let env = [("RHIZOME_MPI_RMA", "windows")];
+    mpi_suite::expect_suite_env("collections_tests", &["dht"], &env, 2, names, limit);
+}
+
+#[test]
 fn fc_suite_on_2_and_4_ranks() {
     for np in [2, 4] {
         suite_on("fc", fc_suite::TESTS, np);

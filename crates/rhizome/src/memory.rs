@@ -279,10 +279,11 @@ impl Memory {
     }
 
     /// The words of `array` on `pe` as memory this thread may access directly, where the
-    /// transport holds them in this process: every PE's with the `local` transport, this
-    /// PE's own where the `mpi` transport serves one-sided operations by messages; `None`
-    /// elsewhere (an MPI window, whose atomics are promised atomic only with respect to
-    /// each other). Native atomics on these words are atomic with respect to every PE's
+    /// transport holds them in this process: every PE's with the `local` transport, every
+    /// rank's with the `mpi` transport when all ranks share one node (shared-memory
+    /// windows mapped into each rank), this PE's own where the `mpi` transport serves
+    /// one-sided operations by messages; `None` elsewhere (an MPI RMA window, whose
+    /// atomics are promised atomic only with respect to each other). Native atomics on these words are atomic with respect to every PE's
     /// [`compare_exchange`](Self::compare_exchange), [`load`](Self::load), etc. on the same
     /// words; plain gets and puts racing with them are races, as between PEs. A fast path
     /// for data structures that would otherwise pay the one-sided layer for local memory.

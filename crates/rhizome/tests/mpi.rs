@@ -68,7 +68,8 @@ fn identity_on_2_ranks(env: &[(&str, &str)]) -> Outcome {
 }
 
 fn suite_on(np: usize) {
-    suite_on_env(np, &[]);
+    // On one node the default path maps every rank's memory (shared windows).
+    suite_on_env(np, &[("RHIZOME_TEST_DIRECT", "all")]);
 }
 
 fn suite_on_env(np: usize, env: &[(&str, &str)]) {
@@ -97,8 +98,39 @@ fn spmd_suite_with_one_sided_operations_as_messages() {
     // The mode for ranks that share no memory (scripts/netns-cluster.sh runs it across
     // network namespaces); here on one node, so every `cargo test` checks it.
     for np in [2, 4] {
-        suite_on_env(np, &[("RHIZOME_MPI_RMA", "messages")]);
+        suite_on_env(
+            np,
+            &[
+                ("RHIZOME_MPI_RMA", "messages"),
+                ("RHIZOME_TEST_DIRECT", "own"),
+            ],
+        );
     }
+}
+
+#[test]
+fn spmd_suite_with_rma_windows() {
+    // The path of ranks on several nodes (MPI RMA for every rank), forced on one node.
+    for np in [2, 4] {
+        suite_on_env(
+            np,
+            &[
+                ("RHIZOME_MPI_RMA", "windows"),
+                ("RHIZOME_TEST_DIRECT", "none"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn shared_windows_when_asked_for_on_one_node() {
+    let env = [
+        ("RHIZOME_MPI_RMA", "shared"),
+        ("RHIZOME_TEST_DIRECT", "all"),
+    ];
+    let o = mpirun_env(2, "spmd_tests", &["direct_words_agree"], &env);
+    assert_eq!(o.code, Some(0), "{}", o.context());
+    assert!(o.stdout.contains("ok   direct_words_agree"), "{}", o.stdout);
 }
 
 #[test]
@@ -106,8 +138,9 @@ fn message_mode_rejects_an_unknown_value() {
     let o = identity_on_2_ranks(&[("RHIZOME_MPI_RMA", "shm")]);
     assert!(o.code.is_some_and(|c| c != 0), "{}", o.context());
     assert!(
-        o.stderr
-            .contains("RHIZOME_MPI_RMA=\"shm\" is neither `windows` nor `messages`"),
+        o.stderr.contains(
+            "RHIZOME_MPI_RMA=\"shm\" is not one of `auto`, `shared`, `windows`, `messages`"
+        ),
         "stderr:\n{}",
         o.stderr
     );

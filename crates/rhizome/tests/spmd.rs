@@ -32,6 +32,7 @@ spmd_tests!(
     atomics_semantics,
     fetch_add_stress,
     cas_stress,
+    direct_words_agree,
     nonblocking_many_in_flight,
     ordering_barrier,
     ordering_flag,
@@ -65,7 +66,7 @@ spmd_tests!(
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 33);
+    assert_eq!(suite::TESTS.len(), 34);
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! partition's words instead of the one-sided layer.
 //!
 //! Where the transport offers the words directly ([`rhizome::Memory::direct_words`]: every
-//! PE's partition with the `local` transport, the own one where MPI one-sided operations
-//! are messages), a get of a chunk would only copy memory this thread can read in place,
+//! PE's partition with the `local` transport and with MPI ranks on one node (shared
+//! windows), the own one where MPI one-sided operations are messages), a get of a chunk would only copy memory this thread can read in place,
 //! and its allocation, bounds checks and fences cost more than the probe itself. The
 //! scan here reads each bucket word with an acquire load (pairing with the writer's
 //! release of the written bit, so the key words read after it are the key), claims with a

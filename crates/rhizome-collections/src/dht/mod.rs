@@ -21,7 +21,7 @@
 //!
 //! Both modes keep the same layout and the same claim protocol, so they may be mixed. A
 //! partition that the transport holds in this process's memory (every one with the local
-//! transport) is probed in place with native atomics, in both modes ([`Config::direct`]).
+//! transport, and with MPI ranks that share one node) is probed in place with native atomics, in both modes ([`Config::direct`]).
 //!
 //! ```
 //! use rhizome::World;

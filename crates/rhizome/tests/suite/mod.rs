@@ -8,11 +8,13 @@ mod actor;
 mod arrival;
 mod conveyor;
 mod coop;
+mod direct;
 
 use actor::*;
 use arrival::*;
 use conveyor::*;
 use coop::*;
+use direct::*;
 use rhizome::{AtomicOp, Ctx, Memory, ReduceOp, TransportError};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -27,6 +29,7 @@ pub const TESTS: &[Test] = &[
     ("atomics_semantics", atomics_semantics),
     ("fetch_add_stress", fetch_add_stress),
     ("cas_stress", cas_stress),
+    ("direct_words_agree", direct_words_agree),
     ("nonblocking_many_in_flight", nonblocking_many_in_flight),
     ("ordering_barrier", ordering_barrier),
     ("ordering_flag", ordering_flag),

@@ -20,6 +20,18 @@ pub fn expect_suite<'a>(
     names: impl IntoIterator<Item = &'a str>,
     limit: Duration,
 ) {
+    expect_suite_env(example, args, &[], np, names, limit);
+}
+
+/// [`expect_suite`] with `env` set for the ranks (e.g. `RHIZOME_MPI_RMA`).
+pub fn expect_suite_env<'a>(
+    example: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    np: usize,
+    names: impl IntoIterator<Item = &'a str>,
+    limit: Duration,
+) {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     // target/<profile>/deps/<test>-<hash> -> target/<profile>/examples/<example>
     let exe = std::env::current_exe().expect("test binary path");
@@ -40,8 +52,9 @@ pub fn expect_suite<'a>(
         .arg(&program)
         .args(args);
     launch::clear_rhizome_env(&mut cmd);
+    cmd.envs(env.iter().copied());
     let what = format!(
-        "mpirun -np {np} {example} {} (is Open MPI installed?)",
+        "mpirun -np {np} {example} {} {env:?} (is Open MPI installed?)",
         args.join(" ")
     );
     let o = launch::run(cmd, &what, limit);

@@ -8,6 +8,7 @@ use crate::backoff::Backoff;
 use crate::transport::{Collectives, ReduceOp, TransportError};
 use ::mpi::ffi;
 use std::ffi::c_int;
+use std::sync::atomic::{Ordering, fence};
 
 /// What an allreduce of `values` passes to MPI: a copy of the input (MPI may not read and
 /// write one buffer), the count, and the MPI operation.
@@ -99,6 +100,22 @@ impl MpiTransport {
 
 impl Collectives for MpiTransport {
     fn barrier(&self) -> Result<(), TransportError> {
+        // Direct accesses to shared windows (ranks on one node) are ordered before the
+        // barrier's signal to the other ranks, and what follows after its return.
+        fence(Ordering::SeqCst);
+        self.barrier_mpi()?;
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn allreduce_u64(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError> {
+        self.allreduce(values, op)
+    }
+}
+
+impl MpiTransport {
+    /// The barrier: outstanding non-blocking operations flushed, then MPI's.
+    fn barrier_mpi(&self) -> Result<(), TransportError> {
         let mut req: ffi::MPI_Request = ffi::MPI_Request(std::ptr::null_mut());
         {
             let mut l = self.mpi();
@@ -116,9 +133,5 @@ impl Collectives for MpiTransport {
             check(rc, || "MPI_Ibarrier".into())?;
         }
         self.wait_request(H(req), "MPI_Ibarrier")
-    }
-
-    fn allreduce_u64(&self, values: &mut [u64], op: ReduceOp) -> Result<(), TransportError> {
-        self.allreduce(values, op)
     }
 }

@@ -3,7 +3,7 @@
 use super::lock::{Locked, MpiLock};
 use super::messages::SendProgress;
 use super::raw::{H, check, error_string};
-use super::{MAX_SEGMENTS, MpiTransport, MsgRma};
+use super::{MAX_SEGMENTS, MpiTransport, MsgRma, shared};
 use crate::transport::TransportError;
 use ::mpi::ffi;
 use std::collections::VecDeque;
@@ -83,14 +83,28 @@ fn init_mpi() -> Result<c_int, TransportError> {
     .map_err(TransportError::Other)
 }
 
-/// Whether `RHIZOME_MPI_RMA` asks for one-sided operations over messages (see the
-/// module docs of the transport): `windows` (the default) or `messages`.
-fn rma_over_messages() -> Result<bool, TransportError> {
+/// How one-sided operations reach other ranks: `RHIZOME_MPI_RMA` (see the module docs of
+/// the transport).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RmaMode {
+    /// Shared windows when every rank is on this node, else RMA windows.
+    Auto,
+    /// Shared windows, or an error.
+    Shared,
+    /// MPI RMA windows everywhere.
+    Windows,
+    /// Requests and replies over two-sided messages.
+    Messages,
+}
+
+fn rma_mode() -> Result<RmaMode, TransportError> {
     match std::env::var("RHIZOME_MPI_RMA").as_deref().map(str::trim) {
-        Err(_) | Ok("" | "windows") => Ok(false),
-        Ok("messages") => Ok(true),
+        Err(_) | Ok("" | "auto") => Ok(RmaMode::Auto),
+        Ok("shared") => Ok(RmaMode::Shared),
+        Ok("windows") => Ok(RmaMode::Windows),
+        Ok("messages") => Ok(RmaMode::Messages),
         Ok(other) => Err(TransportError::Other(format!(
-            "RHIZOME_MPI_RMA={other:?} is neither `windows` nor `messages`"
+            "RHIZOME_MPI_RMA={other:?} is not one of `auto`, `shared`, `windows`, `messages`"
         ))),
     }
 }
@@ -138,9 +152,19 @@ impl MpiTransport {
             segments: (0..MAX_SEGMENTS).map(|_| OnceLock::new()).collect(),
             next_segment: AtomicU32::new(0),
             msg: None,
+            shared: false,
         })
         .and_then(|mut t| {
-            if rma_over_messages()? {
+            let mode = rma_mode()?;
+            if matches!(mode, RmaMode::Auto | RmaMode::Shared) {
+                t.shared = shared::one_node(t.comm, t.size)?;
+                if mode == RmaMode::Shared && !t.shared {
+                    return Err(TransportError::Other(
+                        "RHIZOME_MPI_RMA=shared, but the ranks are on several nodes".into(),
+                    ));
+                }
+            }
+            if mode == RmaMode::Messages {
                 if !t.thread_multiple {
                     return Err(TransportError::Other(
                         "RHIZOME_MPI_RMA=messages needs an MPI with MPI_THREAD_MULTIPLE".into(),

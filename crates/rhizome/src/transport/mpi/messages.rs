@@ -115,6 +115,9 @@ impl Messages for MpiTransport {
             ))
         })?;
         let mut req: ffi::MPI_Request = ffi::MPI_Request(std::ptr::null_mut());
+        // What this thread wrote before (also directly into shared windows) is ordered
+        // before the message; the receiver's acquire in `try_recv` pairs with it.
+        std::sync::atomic::fence(Ordering::Release);
         // SAFETY: the buffer moves into `sends` together with its request and is neither
         // changed nor freed before MPI_Test/MPI_Wait reports the request complete (the
         // heap storage does not move when the Vec does); lock held.
@@ -155,12 +158,15 @@ impl Messages for MpiTransport {
             return Ok(Some((self.rank, b)));
         }
         // SAFETY: the lock is held, so this thread alone calls MPI for this transport.
-        unsafe {
+        let got = unsafe {
             receive_probed(self.comm, MSG_TAG, |count| match l.free.pop() {
                 Some(b) if b.capacity() >= count => b,
                 _ => Vec::with_capacity(count),
             })
-        }
+        };
+        // The handler sees what the sender wrote before sending (see `send`).
+        std::sync::atomic::fence(Ordering::Acquire);
+        got
     }
 
     fn recycle(&self, mut buf: Vec<u8>) {

@@ -1,8 +1,9 @@
 //! The `mpi` transport: one PE per MPI rank (cargo feature `mpi`).
 //!
 //! Built on an existing MPI library (Open MPI) through the `mpi` crate's raw bindings:
-//! - **Global memory**: one MPI-3 RMA window per symmetric segment (`MPI_Win_allocate`),
-//!   opened once for passive-target access with `MPI_Win_lock_all`. `get`/`put` are
+//! - **Global memory**: on ranks that share one node, one shared window per symmetric
+//!   segment, accessed directly (see "Ranks on one node" below). Otherwise one MPI-3 RMA
+//!   window per segment (`MPI_Win_allocate`), opened once for passive-target access with `MPI_Win_lock_all`. `get`/`put` are
 //!   `MPI_Get`/`MPI_Put`, atomics are `MPI_Fetch_and_op` (sum, replace, no-op) and
 //!   `MPI_Compare_and_swap` on `MPI_UINT64_T`. Blocking forms end with `MPI_Win_flush` of
 //!   the target; the `*_nbi` forms mark their window and [`Rma::quiet`](super::Rma::quiet) flushes the
@@ -41,6 +42,15 @@
 //! then every MPI call takes the lock. The lock is a spin lock (see `MpiLock`); blocking
 //! waits (collectives) release it between polls, so other threads of the PE keep working.
 //!
+//! # Ranks on one node
+//! When every rank runs on this node (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` puts
+//! them all in one group) each segment is a shared window (`MPI_Win_allocate_shared`)
+//! instead, mapped into every rank, and `get`, `put` and the atomics are copies and CPU
+//! atomics on the target's block, as between the `local` transport's PEs (`shared` says
+//! why that is sound); [`Memory::direct_words`](crate::Memory::direct_words) gives every
+//! rank's block. MPI's `osc sm` would take a lock per atomic and a flush per operation.
+//! Ranks on several nodes keep the RMA windows above for every rank.
+//!
 //! # One-sided component
 //! Debian's default Open MPI one-sided component (`osc rdma` over `btl`) crashes on
 //! compare-and-swap. Unless the user chose one, [`MpiTransport::init`] sets
@@ -52,14 +62,19 @@
 //! the spinning PE keeps taking; the other 16 suite tests pass on 2 ranks with `ucx`.
 //! `osc sm` passes the whole suite.
 //!
-//! # Ranks that do not share memory
-//! With `RHIZOME_MPI_RMA=messages` no window is made: every one-sided operation on another
-//! rank is a request message answered by a server thread on that rank (`msg_rma`), over
-//! the two-sided path that works wherever `mpirun` does (e.g. `btl tcp`). This is the mode
-//! for ranks on several machines joined by TCP, where Open MPI 4.1 has no reliable
-//! one-sided component (see `msg_rma`). `RHIZOME_MPI_RMA=windows` (the default) keeps
-//! the windows above. The mode needs `MPI_THREAD_MULTIPLE`.
-//!
+//! # Choosing the path: `RHIZOME_MPI_RMA`
+//! - `auto` (the default): shared windows when every rank is on this node, RMA windows
+//!   otherwise.
+//! - `shared`: shared windows; an error (`rhizome: error: ...`) when the ranks are on
+//!   several nodes.
+//! - `windows`: RMA windows for every rank, also on one node (for measurement, or an MPI
+//!   without shared windows).
+//! - `messages`: no window is made: every one-sided operation on another rank is a
+//!   request message answered by a server thread on that rank (`msg_rma`), over the
+//!   two-sided path that works wherever `mpirun` does (e.g. `btl tcp`). This is the mode
+//!   for ranks on several machines joined by TCP, where Open MPI 4.1 has no reliable
+//!   one-sided component (see `msg_rma`). It needs `MPI_THREAD_MULTIPLE`.
+
 //! # Lifetime
 //! MPI is initialised once per process, by the first [`MpiTransport::init`], and finalised
 //! when the process exits normally (an `atexit` handler). Each `MpiTransport` has its own
@@ -69,8 +84,9 @@
 //! # Files
 //! `init` starts MPI and makes a transport, `lock` is the lock around MPI calls, `raw`
 //! the handles and error codes of the C interface, `rma` the windows and one-sided
-//! operations, `msg_rma` the one-sided operations over messages, `messages` the sends and receives of message buffers, `collectives` the
-//! barrier and reductions. This file has the transport itself and its end.
+//! operations, `shared` the shared windows of ranks on one node, `msg_rma` the one-sided
+//! operations over messages, `messages` the sends and receives of message buffers,
+//! `collectives` the barrier and reductions. This file has the transport itself and its end.
 
 mod collectives;
 mod init;
@@ -79,6 +95,7 @@ mod messages;
 mod msg_rma;
 mod raw;
 mod rma;
+mod shared;
 
 use super::Transport;
 use ::mpi::ffi;
@@ -107,6 +124,9 @@ pub struct MpiTransport {
     progress: Option<SendProgress>,
     /// One-sided operations over messages instead of windows (`RHIZOME_MPI_RMA=messages`).
     msg: Option<MsgRma>,
+    /// Every rank is on this node: segments are shared windows accessed directly
+    /// (`shared`), not through MPI RMA.
+    shared: bool,
 }
 
 impl MpiTransport {

@@ -68,6 +68,26 @@ pub(super) fn op_no_op() -> ffi::MPI_Op {
     ffi::MPI_Op((&raw mut ffi::ompi_mpi_op_no_op).cast())
 }
 
+/// Makes a new window's errors returned (not fatal) and opens it for passive-target access
+/// by every rank (`MPI_Win_lock_all`, as one-sided calls and `MPI_Win_sync` need).
+///
+/// # Safety
+/// `win` is a window this rank has just allocated and not yet opened; MPI may be called
+/// by this thread now (lock held, or MPI thread-safe).
+pub(super) unsafe fn open_window(win: ffi::MPI_Win) -> Result<(), TransportError> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        check(
+            ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
+            || "MPI_Win_set_errhandler".into(),
+        )?;
+        check(
+            ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
+            || "MPI_Win_lock_all".into(),
+        )
+    }
+}
+
 /// Receives a message with `tag` on `comm` from any source if one has arrived: its
 /// source and bytes, in a buffer from `buffer(len)` (which must have room for `len`).
 /// `MPI_Improbe` then `MPI_Mrecv`, so that no other thread can take the probed message.

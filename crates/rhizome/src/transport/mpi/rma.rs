@@ -1,11 +1,16 @@
-//! Global memory of the `mpi` transport: one MPI-3 RMA window per segment, opened for
-//! passive-target access once; blocking operations flush their target, non-blocking ones
-//! mark their window for the next `quiet`.
+//! Global memory of the `mpi` transport: one MPI-3 window per segment, opened for
+//! passive-target access once. When every rank shares this node the window is a shared one
+//! and every operation is a direct access to the target's block (`shared`); otherwise
+//! blocking operations flush their target, and non-blocking ones mark their window for the
+//! next `quiet`.
 
 use super::lock::Guard;
-use super::raw::{H, byte_type, check, op_no_op, op_replace, op_sum, u64_type};
+use super::raw::{H, byte_type, check, op_no_op, op_replace, op_sum, open_window, u64_type};
+use super::shared::{self, Block};
 use super::{MAX_SEGMENTS, MpiTransport};
-use crate::transport::{Addr, AtomicOp, Collectives, ReduceOp, Rma, SegmentId, TransportError};
+use crate::transport::{
+    Addr, AtomicOp, Collectives, ReduceOp, Rma, SegmentId, TransportError, read_bytes, write_bytes,
+};
 use ::mpi::ffi;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,6 +20,16 @@ pub(super) struct Segment {
     pub(super) len: usize,
     /// A `*_nbi` operation on this window awaits the next `quiet`.
     pending: AtomicBool,
+    /// Every rank's block, where the window is a shared one (ranks on one node).
+    blocks: Option<Box<[Block]>>,
+}
+
+impl Segment {
+    /// The words of `pe`'s block, where this process maps it.
+    #[inline]
+    fn block(&self, pe: usize) -> Option<&[AtomicU64]> {
+        self.blocks.as_ref()?.get(pe).map(Block::words)
+    }
 }
 
 /// This PE's side of a byte transfer with a window.
@@ -66,6 +81,34 @@ fn flush(seg: &Segment, pe: usize) -> Result<(), TransportError> {
         unsafe { ffi::MPI_Win_flush(pe as c_int, seg.win.0) },
         || "MPI_Win_flush".into(),
     )
+}
+
+/// Collectively allocates an RMA window of `bytes` bytes per rank on `comm`, zeroed and
+/// locked for passive access by every rank. The caller holds the transport's lock.
+fn allocate_window(comm: H<ffi::MPI_Comm>, bytes: usize) -> Result<ffi::MPI_Win, TransportError> {
+    let alloc = bytes.max(8);
+    let mut base: *mut u8 = std::ptr::null_mut();
+    let mut win: ffi::MPI_Win = ffi::MPI_Win(std::ptr::null_mut());
+    // SAFETY: `base` receives the address of `alloc` bytes owned by the window; every rank
+    // calls this collectively (ids advance in step); lock held.
+    unsafe {
+        check(
+            ffi::MPI_Win_allocate(
+                alloc as ffi::MPI_Aint,
+                1,
+                ffi::RSMPI_INFO_NULL,
+                comm.0,
+                (&raw mut base).cast(),
+                &mut win,
+            ),
+            || format!("MPI_Win_allocate of {bytes} bytes"),
+        )?;
+        std::ptr::write_bytes(base, 0, alloc);
+        open_window(win)?;
+        // Make the zeroes written above part of the window's public copy.
+        check(ffi::MPI_Win_sync(win), || "MPI_Win_sync".into())?;
+    }
+    Ok(win)
 }
 
 impl MpiTransport {
@@ -148,22 +191,42 @@ impl MpiTransport {
         check(rc, || format!("atomic {op:?} on PE {pe}"))
     }
 
-    /// The path of every get and put: bounds check, nothing for an empty range, `issue`
-    /// under the RMA lock, then completion at once (`blocking`) or a mark for `quiet`.
+    /// The path of every get and put: bounds check, nothing for an empty range, a copy
+    /// where this process maps the target's block, else `local`'s transfer issued under
+    /// the RMA lock, then completed at once (`blocking`) or marked for `quiet`.
+    ///
+    /// # Safety
+    /// `local` is valid for `len` bytes (writes for a get, reads for a put), not used by
+    /// anyone else, and (a source) unchanged, until the operation completes: at return if
+    /// `blocking`, else at this PE's next `quiet`.
     #[inline]
-    fn transfer(
+    unsafe fn transfer(
         &self,
         at: Addr,
+        local: Local,
         len: usize,
         blocking: bool,
-        issue: impl FnOnce(&Segment) -> Result<(), TransportError>,
     ) -> Result<(), TransportError> {
         let seg = self.locate(at, len)?;
         if len == 0 {
             return Ok(());
         }
+        if let Some(block) = seg.block(at.pe) {
+            // SAFETY: the caller's contract makes `local` a valid, unshared range of
+            // `len` bytes; the block range was bounds-checked by `locate`.
+            match local {
+                Local::Dst(d) => read_bytes(block, at.offset, unsafe {
+                    std::slice::from_raw_parts_mut(d, len)
+                }),
+                Local::Src(s) => write_bytes(block, at.offset, unsafe {
+                    std::slice::from_raw_parts(s, len)
+                }),
+            }
+            return Ok(());
+        }
         let _l = self.rma_lock();
-        issue(seg)?;
+        // SAFETY: forwarded from the caller; range checked; lock held or MPI thread-safe.
+        unsafe { issue_bytes(seg, at, local, len)? };
         if blocking {
             flush(seg, at.pe)
         } else {
@@ -223,43 +286,21 @@ impl Rma for MpiTransport {
             self.barrier()?;
             return Ok(id);
         }
-        let alloc = bytes.max(8);
-        let mut base: *mut u8 = std::ptr::null_mut();
-        let mut win: ffi::MPI_Win = ffi::MPI_Win(std::ptr::null_mut());
-        {
+        let (win, blocks) = {
             let _l = self.mpi();
-            // SAFETY: `base` receives the address of `alloc` bytes owned by the window;
-            // every rank calls this collectively (ids advance in step); lock held.
-            unsafe {
-                check(
-                    ffi::MPI_Win_allocate(
-                        alloc as ffi::MPI_Aint,
-                        1,
-                        ffi::RSMPI_INFO_NULL,
-                        self.comm.0,
-                        (&raw mut base).cast(),
-                        &mut win,
-                    ),
-                    || format!("MPI_Win_allocate of {bytes} bytes"),
-                )?;
-                std::ptr::write_bytes(base, 0, alloc);
-                check(
-                    ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
-                    || "MPI_Win_set_errhandler".into(),
-                )?;
-                check(
-                    ffi::MPI_Win_lock_all(ffi::MPI_MODE_NOCHECK as c_int, win),
-                    || "MPI_Win_lock_all".into(),
-                )?;
-                // Make the zeroes written above part of the window's public copy.
-                check(ffi::MPI_Win_sync(win), || "MPI_Win_sync".into())?;
+            if self.shared {
+                let (win, blocks) = shared::allocate(self.comm, self.size, bytes)?;
+                (win, Some(blocks))
+            } else {
+                (allocate_window(self.comm, bytes)?, None)
             }
-        }
+        };
         if self.segments[id as usize]
             .set(Segment {
                 win: H(win),
                 len: bytes,
                 pending: AtomicBool::new(false),
+                blocks,
             })
             .is_err()
         {
@@ -290,11 +331,9 @@ impl Rma for MpiTransport {
             // SAFETY: `dst` is borrowed until the blocking get has completed.
             return unsafe { m.get(&self.lock, at, ptr, len, true) };
         }
-        // SAFETY: `dst` is valid for its length and borrowed until `transfer` has flushed
-        // the get; the range was checked by `locate`; lock held or MPI thread-safe.
-        self.transfer(at, len, true, |seg| unsafe {
-            issue_bytes(seg, at, Local::Dst(ptr), len)
-        })
+        // SAFETY: `dst` is valid for its length and borrowed until the blocking get has
+        // completed.
+        unsafe { self.transfer(at, Local::Dst(ptr), len, true) }
     }
 
     #[inline]
@@ -303,11 +342,9 @@ impl Rma for MpiTransport {
         if let Some(m) = &self.msg {
             return m.put(&self.lock, at, src, true);
         }
-        // SAFETY: `src` is valid for its length until `transfer` has flushed the put;
-        // range checked by `locate`; lock held or MPI thread-safe.
-        self.transfer(at, len, true, |seg| unsafe {
-            issue_bytes(seg, at, Local::Src(ptr), len)
-        })
+        // SAFETY: `src` is valid for its length and borrowed until the blocking put has
+        // completed.
+        unsafe { self.transfer(at, Local::Src(ptr), len, true) }
     }
 
     #[inline]
@@ -317,11 +354,8 @@ impl Rma for MpiTransport {
             return unsafe { m.get(&self.lock, at, dst, len, false) };
         }
         // SAFETY: the caller keeps `dst` valid and untouched until `quiet`, which flushes
-        // this window (`transfer` marks it pending); range checked; lock held or MPI
-        // thread-safe.
-        self.transfer(at, len, false, |seg| unsafe {
-            issue_bytes(seg, at, Local::Dst(dst), len)
-        })
+        // this window (`transfer` marks it pending).
+        unsafe { self.transfer(at, Local::Dst(dst), len, false) }
     }
 
     #[inline]
@@ -332,9 +366,7 @@ impl Rma for MpiTransport {
             return m.put(&self.lock, at, src, false);
         }
         // SAFETY: as in `get_nbi`, with `src` unchanged until `quiet`.
-        self.transfer(at, len, false, |seg| unsafe {
-            issue_bytes(seg, at, Local::Src(src), len)
-        })
+        unsafe { self.transfer(at, Local::Src(src), len, false) }
     }
 
     #[inline]
@@ -346,6 +378,9 @@ impl Rma for MpiTransport {
             return Ok(result);
         }
         let seg = self.word(at)?;
+        if let Some(block) = seg.block(at.pe) {
+            return Ok(op.apply_to(&block[at.offset / 8]));
+        }
         let mut origin = [0u64; 2];
         let mut result = 0u64;
         let _l = self.rma_lock();
@@ -368,6 +403,11 @@ impl Rma for MpiTransport {
             return unsafe { m.atomic(&self.lock, at, op, result, false) };
         }
         let seg = self.word(at)?;
+        if let Some(block) = seg.block(at.pe) {
+            // SAFETY: the caller keeps `result` valid for a write until `quiet`.
+            unsafe { result.write(op.apply_to(&block[at.offset / 8])) };
+            return Ok(());
+        }
         let mut l = self.mpi();
         // The standard lets MPI read the origin values until the operation completes, so
         // they live in a heap cell kept until the next flush of pending windows.
@@ -381,18 +421,27 @@ impl Rma for MpiTransport {
         Ok(())
     }
 
-    /// This rank's own block where one-sided operations are messages served by its RMA
-    /// thread with native atomics on the same words. Not an MPI window's memory: MPI
-    /// promises its atomics atomic only with respect to each other.
+    /// Every rank's block where the ranks share this node and segments are shared windows
+    /// (every operation on them is then a direct access); this rank's own block where
+    /// one-sided operations are messages served by its RMA thread with native atomics on
+    /// the same words. Never an RMA window's memory: MPI promises its atomics atomic only
+    /// with respect to each other.
     #[inline]
     fn direct(&self, segment: SegmentId, pe: usize) -> Option<&[AtomicU64]> {
         match &self.msg {
             Some(m) if pe == self.rank => m.direct(segment),
-            _ => None,
+            Some(_) => None,
+            None => self.segments.get(segment as usize)?.get()?.block(pe),
         }
     }
 
     fn quiet(&self) -> Result<(), TransportError> {
+        if self.shared {
+            // Every operation completed when issued (direct accesses); the fence orders
+            // them before what this thread does next.
+            std::sync::atomic::fence(Ordering::SeqCst);
+            return Ok(());
+        }
         let mut l = self.mpi();
         self.flush_pending(&mut l)
     }
