@@ -130,27 +130,38 @@ fn one_sided(ctx: &Ctx, l: &Matrix) -> u64 {
     count
 }
 
-/// Bale's conveyor triangles (push; HClib-Actor's with `imp` [`Impl::Selector`]): `[local
-/// row of j, k]` for every `k < j` of row `i` to the owner of row `j`, which counts the
-/// `k` it has. This PE's count.
+/// Bale's conveyor triangles (push; HClib-Actor's with `imp` [`Impl::Selector`]): for
+/// every `k < j` of row `i`, the pair (local row of `j`, `k`) to the owner of row `j`,
+/// which counts the `k` it has. Two departures from Bale, both to send less: a pair
+/// whose row `j` is this PE's is looked up here instead of sent to itself, and a pair
+/// travels as one word (row and column below 2^32 each; a graph has at most 2^28
+/// vertices), so a buffer holds twice as many. This PE's count.
 fn conveyed(ctx: &Ctx, opts: &Options, imp: Impl, l: Rc<Matrix>) -> u64 {
-    let pes = ctx.num_pes();
+    let (me, pes) = (ctx.my_pe(), ctx.num_pes());
+    let here = std::cell::Cell::new(0u64);
+    let has = |l: &Matrix, off: u64, k: u64| l.row(off as usize).binary_search(&k).is_ok();
     let queries = (0..l.rows()).flat_map(|i| {
+        let (l, here) = (&l, &here);
         let row = l.row(i);
         row.iter().flat_map(move |&j| {
             let (pe, off) = place(j as usize, pes);
             row.iter()
                 .take_while(move |&&k| k < j)
-                .map(move |&k| ([off as u64, k], pe))
+                .filter_map(move |&k| {
+                    if pe == me {
+                        here.set(here.get() + u64::from(has(l, off as u64, k)));
+                        None
+                    } else {
+                        Some(((off as u64) << 32 | k, pe))
+                    }
+                })
         })
     });
     // The handler's state shares the rows with the sending loop.
     let rows = (Rc::clone(&l), 0);
     let (_, count) =
-        actors::scatter_by(ctx, opts, imp, rows, queries, |(l, count), [off, k], _| {
-            if l.row(off as usize).binary_search(&k).is_ok() {
-                *count += 1;
-            }
+        actors::scatter_by(ctx, opts, imp, rows, queries, move |(l, count), pair, _| {
+            *count += u64::from(has(l, pair >> 32, pair & u64::from(u32::MAX)));
         });
-    count
+    count + here.get()
 }
