@@ -10,7 +10,7 @@ mod models;
 mod support;
 
 use serde_json::Value;
-use support::{clean_error, rhizome, success};
+use support::{clean_error, rhizome, success, usage_error};
 
 /// `bench bale KERNEL ARGS` on `pes` PEs with tiny buffers: its records.
 fn records(kernel: &str, pes: &str, args: &[&str]) -> Vec<Value> {
@@ -23,7 +23,7 @@ fn records(kernel: &str, pes: &str, args: &[&str]) -> Vec<Value> {
 
 #[test]
 fn every_kernel_records_each_of_its_versions_checked() {
-    let cases: [(&str, &[&str], &[&str], &str); 5] = [
+    let cases: [(&str, &[&str], &[&str], &str); 6] = [
         (
             "permute",
             &["-n", "200", "-z", "4"],
@@ -49,13 +49,19 @@ fn every_kernel_records_each_of_its_versions_checked() {
             "edges/s",
         ),
         (
+            "triangles",
+            &["-K", "1:2x3x4"],
+            &["agp", "conveyor", "selector"],
+            "edges/s",
+        ),
+        (
             "toposort",
             &["-n", "200", "-z", "4"],
             &["agp", "conveyor", "selector"],
             "rows/s",
         ),
     ];
-    for (pes, (kernel, args, imps, unit)) in ["1", "3", "2", "4", "2"].into_iter().zip(cases) {
+    for (pes, (kernel, args, imps, unit)) in ["1", "3", "2", "4", "3", "2"].into_iter().zip(cases) {
         let recs = records(kernel, pes, args);
         let names: Vec<&str> = recs.iter().filter_map(|r| r["name"].as_str()).collect();
         let want: Vec<String> = imps
@@ -86,4 +92,14 @@ fn a_version_a_kernel_lacks_or_an_impossible_size_is_one_line() {
         &["--scale"],
     );
     clean_error(&rhizome(&["bench", "bale", "permute", "-n", "0"]), &["-n"]);
+    clean_error(
+        &rhizome(&["bench", "bale", "permute", "-K", "1:2x3"]),
+        &["--kronecker", "triangles only"],
+    );
+    for (spec, why) in [("4:2x3", "mode"), ("1:2x0", "leaves"), ("1:2;3", "leaves")] {
+        usage_error(
+            &rhizome(&["bench", "bale", "triangles", "-K", spec]),
+            &[spec, why],
+        );
+    }
 }

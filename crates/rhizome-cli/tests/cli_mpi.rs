@@ -289,11 +289,12 @@ fn bench_bale_checks_every_implementation_on_2_and_4_ranks() {
 #[test]
 fn bench_bale_matrix_kernels_check_every_version_on_2_and_4_ranks() {
     let matrix = ["-n", "300", "-z", "4"];
-    let cases: [(&str, &[&str]); 5] = [
+    let cases: [(&str, &[&str]); 6] = [
         ("permute", &matrix),
         ("randperm", &["-n", "3000"]),
         ("transpose", &matrix),
         ("triangles", &["--scale", "9"]),
+        ("triangles", &["-K", "1:2x3x4x2"]),
         ("toposort", &matrix),
     ];
     for np in [2, 4] {

@@ -203,6 +203,48 @@ fn bale_matrix_kernels_give_the_checked_result_every_way() {
 }
 
 #[test]
+fn bale_triangles_on_kronecker_graphs_match_the_closed_form_every_way() {
+    use rhizome_kernels::bale::{Impl, Kernel, Options};
+    // Modes 1 (hub loops: many triangles), 2 (leaf loops: few) and 0 (none).
+    let graphs = ["1:2x3x4", "2:3x2x2x3", "0:3x4"];
+    for pes in [1, 2, 4] {
+        for buffer in [Some(3), None] {
+            let out = World::builder()
+                .pes(pes)
+                .run(|ctx| {
+                    let mut all = Vec::new();
+                    for g in graphs {
+                        let opts = Options {
+                            buffer,
+                            kronecker: Some(g.parse().unwrap()),
+                            ..Options::default()
+                        };
+                        for imp in [Impl::Agp, Impl::Conveyor, Impl::Selector] {
+                            all.push((g, imp, Kernel::Triangles.run(ctx, imp, &opts)));
+                        }
+                    }
+                    all
+                })
+                .expect("the run succeeds");
+            for results in out {
+                for (g, imp, r) in results {
+                    let what = format!("{g} {imp:?} on {pes} PEs, buffer {buffer:?}");
+                    let o = r.unwrap_or_else(|e| panic!("{what}: {e}"));
+                    // Every edge of the product once, less the diagonal: the one loop
+                    // of mode 1 (vertex 0, all hubs), the one of mode 2 (the last).
+                    let want = match g {
+                        "1:2x3x4" => (5 * 7 * 9 - 1) / 2,
+                        "2:3x2x2x3" => (7 * 5 * 5 * 7 - 1) / 2,
+                        _ => 6 * 8 / 2,
+                    };
+                    assert_eq!(o.updates, want, "{what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn bale_kernels_without_a_context_version_refuse_it_with_the_reason() {
     use rhizome_kernels::bale::{Impl, Kernel, Options};
     let out = World::builder()

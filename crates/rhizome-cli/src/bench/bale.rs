@@ -6,7 +6,7 @@ use super::record::{BenchOpts, Record};
 use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 use rhizome::World;
-use rhizome_kernels::bale::{Impl, Kernel, Options};
+use rhizome_kernels::bale::{Impl, Kernel, KroneckerStars, Options};
 
 /// A kernel named on the command line: the library's own list and names, so the two
 /// cannot drift apart.
@@ -59,6 +59,10 @@ pub struct BaleArgs {
     /// The R-MAT graph of `triangles` has 2^SCALE vertices (edge factor 16).
     #[arg(short = 'S', long = "scale", default_value_t = 14)]
     scale: u32,
+    /// `triangles` counts Bale's Kronecker product of stars `MODE:S1xS2x...` (as Bale's
+    /// `triangle -K`, e.g. 1:3x4x5x6x7) instead of the R-MAT graph.
+    #[arg(short = 'K', long = "kronecker", value_parser = parse_kronecker)]
+    kronecker: Option<KroneckerStars>,
     /// Items per conveyor buffer, as Bale's `-b` (default: the aggregation buffer size).
     #[arg(short = 'b', long = "buffer")]
     buffer: Option<usize>,
@@ -72,6 +76,11 @@ pub struct BaleArgs {
     opts: BenchOpts,
 }
 
+/// `--kronecker`'s value, refused with the reason.
+fn parse_kronecker(s: &str) -> Result<KroneckerStars, String> {
+    s.parse()
+}
+
 pub fn run(args: BaleArgs) -> anyhow::Result<()> {
     args.opts.check()?;
     if args.updates == Some(0) || args.table == 0 || args.buffer == Some(0) {
@@ -80,6 +89,9 @@ pub fn run(args: BaleArgs) -> anyhow::Result<()> {
     let kernel = args.kernel.0;
     if kernel == Kernel::Triangles && !(1..=28).contains(&args.scale) {
         anyhow::bail!("--scale must be 1 to 28");
+    }
+    if kernel != Kernel::Triangles && args.kronecker.is_some() {
+        anyhow::bail!("--kronecker is an input of triangles only");
     }
     let imps: Vec<Impl> = match args.imp {
         ImplArg::Agp => vec![Impl::Agp],
@@ -118,6 +130,7 @@ pub fn run(args: BaleArgs) -> anyhow::Result<()> {
         seed: args.seed,
         nonzeros: args.nonzeros,
         scale: args.scale,
+        kronecker: args.kronecker,
     };
     let repeat = args.repeat.max(1);
     let pes = args.opts.runtime.pes.unwrap_or(2);

@@ -35,12 +35,15 @@ mod actors;
 mod exchange;
 mod histogram;
 mod index_gather;
+mod kronecker;
 mod permute;
 mod randperm;
 mod spmat;
 mod toposort;
 mod transpose;
 mod triangles;
+
+pub use kronecker::{KroneckerStars, StarLoop};
 
 use rhizome::actor::Selector;
 use rhizome::conveyor::Conveyor;
@@ -89,7 +92,7 @@ pub enum Kernel {
     Randperm,
     /// A sparse matrix transposed.
     Transpose,
-    /// The triangles of an R-MAT graph, counted.
+    /// The triangles of an R-MAT graph (or of a Kronecker product of stars), counted.
     Triangles,
     /// An order that makes a permuted upper-triangular matrix triangular again.
     Toposort,
@@ -110,6 +113,9 @@ pub struct Options {
     pub nonzeros: usize,
     /// The R-MAT graph of triangles has 2^`scale` vertices.
     pub scale: u32,
+    /// Triangles counts this Kronecker product of stars (Bale's `-K`) instead of the
+    /// R-MAT graph.
+    pub kronecker: Option<KroneckerStars>,
 }
 
 impl Default for Options {
@@ -123,6 +129,7 @@ impl Default for Options {
             seed: 1,
             nonzeros: 10,
             scale: 10,
+            kronecker: None,
         }
     }
 }
@@ -217,7 +224,8 @@ impl Kernel {
         {
             return Err("the rows or entries per PE (-n) must be at least 1".into());
         }
-        if self == Kernel::Triangles && !(1..=28).contains(&opts.scale) {
+        if self == Kernel::Triangles && opts.kronecker.is_none() && !(1..=28).contains(&opts.scale)
+        {
             return Err("the R-MAT scale must be 1 to 28".into());
         }
         if opts.table == 0 {
