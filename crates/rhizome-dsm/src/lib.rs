@@ -36,13 +36,14 @@
 //! Modules: `config` ([`DsmConfig`]: homes, interval policy), `region` (the `memfd` and
 //! its two views), `fault` (the `SIGSEGV` handler and the requests of application
 //! threads), `doorbell` (what wakes the service thread), `diff` (twins and word-level diffs), `protocol`
-//! (page states, intervals, write notices), `wire` (messages and their handlers),
+//! (page states, intervals, write notices), `locks` (lock tokens, cached where last used), `wire` (messages and their handlers),
 //! `service` (the service loop: faults, locks, barriers), `stats` ([`DsmStats`]).
 
 mod config;
 mod diff;
 mod doorbell;
 mod fault;
+mod locks;
 mod pages;
 mod protocol;
 mod region;
@@ -342,7 +343,8 @@ impl DsmThread<'_> {
     }
 }
 
-/// A lock of the shared memory, named by a number; its manager is PE `id mod n`.
+/// A lock of the shared memory, named by a number; its manager is PE `id mod n`. The lock
+/// stays on the PE that released it last, so taking it again there costs no message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DsmLock {
     id: u32,
