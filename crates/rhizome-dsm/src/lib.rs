@@ -101,6 +101,8 @@ pub(crate) struct Shared {
     pub(crate) aborted: AtomicBool,
     lock_wait_ns: AtomicU64,
     barrier_wait_ns: AtomicU64,
+    /// The locks an application thread may take or give back without the service thread.
+    pub(crate) fast_locks: locks::FastLocks,
 }
 
 /// One PE's handle on the distributed shared memory. Made collectively by [`Dsm::new`]
@@ -129,6 +131,7 @@ impl Dsm {
             aborted: AtomicBool::new(false),
             lock_wait_ns: AtomicU64::new(0),
             barrier_wait_ns: AtomicU64::new(0),
+            fast_locks: locks::FastLocks::default(),
         });
         // The slots point at the shared state inside the Arc, so they are made once it
         // has its final address (the Arc's allocation does not move).
@@ -249,6 +252,9 @@ impl Dsm {
     pub fn stats(&self) -> DsmStats {
         let mut s = self.protocol.pe.borrow().stats;
         s.write_faults += self.shared.pages.fast_write_faults.load(Ordering::Relaxed);
+        let fast = self.shared.fast_locks.acquires.load(Ordering::Relaxed);
+        s.lock_acquires += fast;
+        s.lock_local += fast;
         s.lock_wait_ns = self.shared.lock_wait_ns.load(Ordering::Relaxed);
         s.barrier_wait_ns = self.shared.barrier_wait_ns.load(Ordering::Relaxed);
         s
@@ -361,6 +367,9 @@ impl DsmLock {
     /// holds it already: that would wait forever.
     pub fn acquire(&self, t: &DsmThread) {
         let start = Instant::now();
+        if t.shared.fast_locks.try_acquire(self.id, t.thread) {
+            return;
+        }
         if let Err(e) = t.request(Op::Acquire, self.id as usize) {
             panic!("{e}");
         }
@@ -371,6 +380,9 @@ impl DsmLock {
     /// Releases the lock: this thread's writes are sent to their homes first. An error if
     /// the calling thread does not hold it.
     pub fn release(&self, t: &DsmThread) -> Result<(), DsmError> {
+        if t.shared.fast_locks.try_release(self.id, t.thread) {
+            return Ok(());
+        }
         t.request(Op::Release, self.id as usize)
     }
 }

@@ -22,6 +22,16 @@
 //! holder, so that the next holder's page fetches find them applied; a diff to the next
 //! holder itself needs no wait, since messages between two PEs arrive in order.
 //!
+//! The service thread is not needed at all while a lock stays on one PE and nobody else
+//! asks for it (under [`Intervals::Lazy`], where neither a release nor an acquire ends
+//! the interval): the PE publishes such a lock's state in a word that its application
+//! threads change themselves ([`FastLocks`]): *cached* (free here) to *held by thread
+//! `s`* at an acquire, and back at the release. Before the service thread does anything
+//! with a lock it takes the word back (an atomic swap to *slow*, learning who holds it),
+//! so a thread and the service thread never both decide; the word is published again
+//! when the lock is left with its token here, no thread of this PE waiting for it and no
+//! other PE's request pending.
+//!
 //! When a thread releases while another PE's request waits, the other PE gets the token
 //! (before this PE's own waiting threads, which then ask the manager again), so neither
 //! PE can starve the other.
@@ -30,7 +40,76 @@ use crate::fault::Done;
 use crate::protocol::Protocol;
 use crate::{Intervals, wire};
 use rhizome::Ctx;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A lock word: the service thread decides.
+const SLOW: u32 = 0;
+/// A lock word: the token is here and the lock free.
+const CACHED: u32 = 1;
+/// A lock word: held by the thread of slot `s` (the word is `HELD + s`).
+const HELD: u32 = 2;
+
+/// The lock words that application threads may change themselves (see the module
+/// documentation), and the acquisitions they made so.
+#[derive(Default)]
+pub(crate) struct FastLocks {
+    words: Mutex<HashMap<u32, Arc<AtomicU32>>>,
+    pub(crate) acquires: AtomicU64,
+}
+
+impl FastLocks {
+    fn word(&self, lock: u32) -> Option<Arc<AtomicU32>> {
+        let words = self.words.lock().unwrap_or_else(|e| e.into_inner());
+        words.get(&lock).cloned()
+    }
+
+    /// Thread `slot` takes `lock` if it is cached here and free.
+    pub(crate) fn try_acquire(&self, lock: u32, slot: usize) -> bool {
+        let Some(w) = self.word(lock) else {
+            return false;
+        };
+        let taken = w
+            .compare_exchange(
+                CACHED,
+                HELD + slot as u32,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if taken {
+            self.acquires.fetch_add(1, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    /// Thread `slot` gives `lock` back if nobody needs the service thread to act on it.
+    pub(crate) fn try_release(&self, lock: u32, slot: usize) -> bool {
+        self.word(lock).is_some_and(|w| {
+            w.compare_exchange(
+                HELD + slot as u32,
+                CACHED,
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+        })
+    }
+
+    /// The service thread takes `lock` back: returns what the word said, if it was
+    /// published.
+    fn reclaim(&self, lock: u32) -> Option<u32> {
+        Some(self.word(lock)?.swap(SLOW, Ordering::AcqRel))
+    }
+
+    /// The service thread publishes `lock`'s word.
+    fn publish(&self, lock: u32, word: u32) {
+        let mut words = self.words.lock().unwrap_or_else(|e| e.into_inner());
+        let w = words.entry(lock).or_default();
+        w.store(word, Ordering::Release);
+    }
+}
 
 /// One lock as one PE sees it.
 pub(crate) struct LockState {
@@ -76,9 +155,64 @@ pub(crate) fn manager(lock: u32, pes: usize) -> usize {
 }
 
 impl Protocol {
+    /// Serves thread `slot`'s acquire of `lock` (one the thread could not take itself).
+    pub(crate) fn acquire(&self, ctx: &Ctx, slot: usize, lock: u32) {
+        self.take_back(lock);
+        self.acquire_here(ctx, slot, lock);
+        self.republish(lock);
+    }
+
+    /// Serves thread `slot`'s release of `lock` (one the thread could not do itself).
+    pub(crate) fn release(&self, ctx: &Ctx, slot: usize, lock: u32) -> Result<(), String> {
+        self.take_back(lock);
+        let r = self.release_here(ctx, slot, lock);
+        self.republish(lock);
+        r
+    }
+
+    /// Serves another PE's request for `lock`, forwarded here.
+    pub(crate) fn serve_forward(&self, ctx: &Ctx, lock: u32, from: u32, vt: Vec<u32>) {
+        self.take_back(lock);
+        self.forwarded(ctx, lock, from, vt);
+        self.republish(lock);
+    }
+
+    /// Serves the arrival of `lock`'s token.
+    pub(crate) fn serve_grant(&self, ctx: &Ctx, lock: u32, notices: Vec<u32>) {
+        self.take_back(lock);
+        self.granted(ctx, lock, notices);
+        self.republish(lock);
+    }
+
+    /// Takes `lock`'s word back from the application threads, learning who took it.
+    fn take_back(&self, lock: u32) {
+        let word = self.shared.fast_locks.reclaim(lock);
+        let mut pe = self.pe.borrow_mut();
+        let st = pe.lock_state(lock);
+        match word {
+            Some(CACHED) => st.holder = None,
+            Some(w) if w >= HELD => st.holder = Some((w - HELD) as usize),
+            _ => {}
+        }
+    }
+
+    /// Lets the application threads take and give back `lock` themselves again, if its
+    /// token is here and nothing waits for it (lazy intervals only).
+    fn republish(&self, lock: u32) {
+        let mut pe = self.pe.borrow_mut();
+        if pe.intervals != Intervals::Lazy {
+            return;
+        }
+        let st = pe.lock_state(lock);
+        if st.token && st.waiters.is_empty() && st.next.is_none() {
+            let word = st.holder.map_or(CACHED, |s| HELD + s as u32);
+            self.shared.fast_locks.publish(lock, word);
+        }
+    }
+
     /// A thread asks for `lock`: let in at once if the token is here and free, else
     /// queued here (and the token asked for, if it is not here and not asked for yet).
-    pub(crate) fn acquire(&self, ctx: &Ctx, slot: usize, lock: u32) {
+    fn acquire_here(&self, ctx: &Ctx, slot: usize, lock: u32) {
         let mut pe = self.pe.borrow_mut();
         let me = pe.me;
         let st = pe.lock_state(lock);
@@ -146,7 +280,7 @@ impl Protocol {
 
     /// A request of PE `from` reached this PE, the last one to ask before it: granted now
     /// if the token is here and free, else at the next release.
-    pub(crate) fn serve_forward(&self, ctx: &Ctx, lock: u32, from: u32, vt: Vec<u32>) {
+    fn forwarded(&self, ctx: &Ctx, lock: u32, from: u32, vt: Vec<u32>) {
         let mut pe = self.pe.borrow_mut();
         let st = pe.lock_state(lock);
         if st.token && st.holder.is_none() {
@@ -180,7 +314,7 @@ impl Protocol {
 
     /// The token of `lock` arrives with write notices: they are applied, then this PE's
     /// first waiting thread enters.
-    pub(crate) fn serve_grant(&self, ctx: &Ctx, lock: u32, notices: Vec<u32>) {
+    fn granted(&self, ctx: &Ctx, lock: u32, notices: Vec<u32>) {
         if self.pe.borrow().intervals == Intervals::Aggressive {
             self.close_interval(ctx);
         }
@@ -200,7 +334,7 @@ impl Protocol {
 
     /// Thread `slot` releases `lock`: the token goes to a waiting PE, else to a waiting
     /// thread here, else stays cached here.
-    pub(crate) fn release(&self, ctx: &Ctx, slot: usize, lock: u32) -> Result<(), String> {
+    fn release_here(&self, ctx: &Ctx, slot: usize, lock: u32) -> Result<(), String> {
         let mut pe = self.pe.borrow_mut();
         let me = pe.me;
         let holds = pe

@@ -42,6 +42,7 @@ suite!(
     region_exhaustion_is_an_error,
     a_released_lock_stays_cached,
     a_lock_cached_on_a_pe_in_the_barrier_is_handed_on,
+    threads_hammering_two_locks_lose_no_update,
 );
 
 fn config(m: Mode) -> DsmConfig {
@@ -383,5 +384,28 @@ fn a_lock_cached_on_a_pe_in_the_barrier_is_handed_on(ctx: &Ctx, m: Mode) {
         lock.release(t).unwrap();
         t.barrier();
         assert_eq!(counter.get(0), t.global_threads() as u64);
+    });
+}
+
+/// Every thread takes two locks in turn, many times, each guarding a counter on its own
+/// page (homed on different PEs): the lock words that threads change themselves and the
+/// service threads' decisions never let two holders in at once, nor lose a write.
+fn threads_hammering_two_locks_lose_no_update(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let per_page = d.page_size() / 8;
+    let counters = d.alloc_with::<u64>(2 * per_page, Homes::Cyclic).unwrap();
+    let locks = [DsmLock::new(21), DsmLock::new(22)];
+    let rounds = 200u64;
+    d.run(ctx, |t| {
+        for r in 0..rounds {
+            let k = (r as usize + t.global_id()) % 2;
+            locks[k].acquire(t);
+            let at = k * per_page;
+            counters.set(at, counters.get(at) + 1);
+            locks[k].release(t).unwrap();
+        }
+        t.barrier();
+        let all = rounds * t.global_threads() as u64;
+        assert_eq!(counters.get(0) + counters.get(per_page), all);
     });
 }
