@@ -21,14 +21,16 @@ pub enum Homes {
 /// PE's write notice names it (the paper's Table 1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Intervals {
-    /// Intervals end at releases and barriers only. A dirty page named by a notice at an
+    /// Intervals end only when a lock's token leaves the PE and at barriers (a release
+    /// whose lock stays on the PE ends none). A dirty page named by a notice at an
     /// acquire is updated by *two-way diffing*: its diff against the twin is kept, the
     /// home's copy is fetched into it and into the twin, and the kept diff is applied
     /// again, so the page stays writable and the diff goes home at the interval's end.
     #[default]
     Lazy,
-    /// An interval also ends when a thread acquires a lock (before the notices are
-    /// applied), so no dirty page is ever invalidated (the first HLRC's scheme).
+    /// An interval also ends at every release and whenever a thread acquires a lock
+    /// (before the notices are applied), so no dirty page is ever invalidated (the first
+    /// HLRC's scheme).
     Aggressive,
 }
 

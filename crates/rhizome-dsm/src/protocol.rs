@@ -10,22 +10,25 @@
 //! - A read fault fetches the page from its home through the runtime view, then opens it
 //!   read-only; a write fault on a non-home page makes a twin, then opens it read-write.
 //!   A home page never needs a twin: the home's copy is the master.
-//! - Closing an interval (at a release or a barrier) write-protects the pages written in
-//!   it, sends each non-home page's diff against its twin to the home and waits for the
-//!   homes' acknowledgements, then records the interval's write notice (its page list)
-//!   under the next value of this PE's vector-timestamp entry.
+//! - Closing an interval write-protects the pages written in it, sends each non-home
+//!   page's diff against its twin to the home (the acknowledgements are awaited only where
+//!   they matter: before a lock's token leaves for another PE, and before a barrier), then
+//!   records the interval's write notice (its page list) under the next value of this
+//!   PE's vector-timestamp entry. Under [`Intervals::Lazy`] an interval ends when a lock's
+//!   token leaves this PE and at barriers (the paper's lazy scheme: a lock handed to a
+//!   thread of the same PE needs no interval end); [`Intervals::Aggressive`] also ends it
+//!   at every release and acquire.
 //! - Applying another PE's write notices (at an acquire or a barrier) invalidates the named
 //!   pages that this PE does not home. A page this PE is writing in the current interval
-//!   (only possible at an acquire) is kept under [`Intervals::Lazy`] by two-way diffing:
-//!   its diff is kept, the home's copy fetched into page and twin, the diff applied again.
-//!   [`Intervals::Aggressive`] ends the interval at the acquire instead, so such a page is
-//!   one written by another thread since; it is closed, its diff sent home, and dropped.
-//!   Under both policies an interval also ends at every release: the lock's manager, not
-//!   the releaser, chooses the next holder, so the releaser cannot tell whether it is
-//!   local (the paper's lazy scheme ends it only at a grant to a remote node).
+//!   is kept under [`Intervals::Lazy`] by two-way diffing: its diff is kept, the home's
+//!   copy fetched into page and twin, the diff applied again. [`Intervals::Aggressive`]
+//!   ends the interval at the acquire instead, so such a page is one written by another
+//!   thread since; it is closed, its diff sent home, and dropped.
+//! - Every PE keeps the notices it knows since the last barrier, its own and those it
+//!   learnt, so that a lock's grant can carry all that its receiver lacks.
 
 use crate::diff;
-use crate::fault::Done;
+use crate::locks::{LockState, manager};
 use crate::pages::{INVALID, READ, WRITE};
 use crate::region::Access;
 use crate::stats::DsmStats;
@@ -36,41 +39,6 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
-
-/// A lock as its manager keeps it.
-#[derive(Default)]
-pub(crate) struct ManagedLock {
-    pub(crate) held: bool,
-    /// Waiting acquirers: `(pe, slot)`.
-    pub(crate) queue: VecDeque<(u32, u32)>,
-    /// The vector timestamp of the releases so far: what an acquirer must know.
-    pub(crate) vt: Vec<u32>,
-}
-
-impl ManagedLock {
-    /// `who` asks for the lock: returns whom to grant it to now, if anyone.
-    pub(crate) fn acquire(&mut self, who: (u32, u32), pes: usize) -> Option<(u32, u32)> {
-        if self.vt.is_empty() {
-            self.vt = vec![0; pes];
-        }
-        if self.held {
-            self.queue.push_back(who);
-            return None;
-        }
-        self.held = true;
-        Some(who)
-    }
-
-    /// The holder releases it, knowing `vt`: returns the next holder, if anyone waits.
-    pub(crate) fn release(&mut self, vt: &[u32]) -> Option<(u32, u32)> {
-        for (a, b) in self.vt.iter_mut().zip(vt) {
-            *a = (*a).max(*b);
-        }
-        let next = self.queue.pop_front();
-        self.held = next.is_some();
-        next
-    }
-}
 
 /// The home of a first-touch page nobody has claimed yet (as this PE knows).
 pub(crate) const UNDECIDED: u32 = u32::MAX;
@@ -85,20 +53,33 @@ pub(crate) struct Pe {
     pub(crate) allocated: usize,
     /// This PE's vector timestamp: intervals of each PE whose notices it has applied.
     pub(crate) vt: Vec<u32>,
-    /// This PE's own write notices since the last barrier; entry `i` is interval
-    /// `log_base + 1 + i`.
-    pub(crate) log: Vec<Vec<u32>>,
-    pub(crate) log_base: u32,
+    /// The write notices this PE knows since the last barrier, per PE: entry `i` of
+    /// `logs[q]` is PE `q`'s interval `bases[q] + 1 + i` (its own among them). A grant
+    /// passes on the ones its receiver lacks.
+    pub(crate) logs: Vec<Vec<Vec<u32>>>,
+    pub(crate) bases: Vec<u32>,
     /// Pages written in the current interval whose diffs an acquire already sent home.
     flushed: BTreeSet<u32>,
-    /// Locks held by this PE's threads: lock -> slot.
-    pub(crate) held: HashMap<u32, usize>,
-    /// Grants received and not yet served: `(lock, slot, vt)`.
-    pub(crate) grants: VecDeque<(u32, u32, Vec<u32>)>,
+    /// Diffs sent to each PE and not acknowledged yet.
+    pub(crate) unacked: Vec<u32>,
+    /// The locks as this PE sees them.
+    pub(crate) lock_states: HashMap<u32, LockState>,
+    /// For the locks this PE manages: the last PE that asked for each.
+    tails: HashMap<u32, u32>,
+    /// Requests forwarded to this PE and not yet served: `(lock, pe, vt)`.
+    pub(crate) forwards: VecDeque<(u32, u32, Vec<u32>)>,
+    /// Tokens received and not yet served: `(lock, packed notices)`.
+    pub(crate) grants: VecDeque<(u32, Vec<u32>)>,
     /// Slots waiting in the barrier.
     pub(crate) arrivals: Vec<usize>,
-    /// Locks this PE manages.
-    pub(crate) locks: HashMap<u32, ManagedLock>,
+    /// Barriers completed, and the other PEs' arrivals received: `(barrier, pe, log)`.
+    pub(crate) barriers_done: u32,
+    pub(crate) barrier_logs: Vec<(u32, u32, Vec<u32>)>,
+    /// Whether this PE's threads are all in the barrier (its arrival is sent).
+    pub(crate) in_barrier: bool,
+    /// Runs started, and PEs whose threads have ended, summed over the runs.
+    pub(crate) runs: u64,
+    pub(crate) ended: u64,
     pub(crate) stats: DsmStats,
 }
 
@@ -112,12 +93,19 @@ impl Pe {
             allocated: 0,
             flushed: BTreeSet::new(),
             vt: vec![0; pes],
-            log: Vec::new(),
-            log_base: 0,
-            held: HashMap::new(),
+            logs: vec![Vec::new(); pes],
+            bases: vec![0; pes],
+            unacked: vec![0; pes],
+            lock_states: HashMap::new(),
+            tails: HashMap::new(),
+            forwards: VecDeque::new(),
             grants: VecDeque::new(),
             arrivals: Vec::new(),
-            locks: HashMap::new(),
+            barriers_done: 0,
+            barrier_logs: Vec::new(),
+            in_barrier: false,
+            runs: 0,
+            ended: 0,
             stats: DsmStats::default(),
         }
     }
@@ -132,6 +120,29 @@ impl Pe {
             Homes::Pe(p) => (p % pes) as u32,
             Homes::FirstTouch => UNDECIDED,
         }));
+    }
+}
+
+impl Pe {
+    /// As `lock`'s manager: PE `from` asks for it. Returns the PE to forward the request
+    /// to, the last one that asked (the manager itself, where the token starts, at first).
+    pub(crate) fn manage(&mut self, lock: u32, from: u32) -> u32 {
+        let first = manager(lock, self.pes) as u32;
+        self.tails.insert(lock, from).unwrap_or(first)
+    }
+
+    /// The write notices this PE knows beyond vector timestamp `vt`: `(pe, from,
+    /// intervals from + 1 ..)` for each PE whose intervals `vt` lacks.
+    pub(crate) fn notices_beyond(&self, vt: &[u32]) -> Vec<(u32, u32, &[Vec<u32>])> {
+        (0..self.pes)
+            .filter(|&q| self.vt[q] > vt[q])
+            .map(|q| {
+                // A requester behind the last barrier knows what the barrier told.
+                let from = vt[q].max(self.bases[q]);
+                let skip = (from - self.bases[q]) as usize;
+                (q as u32, from, &self.logs[q][skip..])
+            })
+            .collect()
     }
 }
 
@@ -221,13 +232,9 @@ impl Protocol {
 
     /// Closes the written ones of `ps` (ascending) to the application threads (to
     /// `access`), with one `mprotect` per run of consecutive pages, and sends the diff of
-    /// each that has a twin to its home; returns the calls to wait for.
-    fn flush_pages<'c>(
-        &self,
-        ctx: &'c Ctx,
-        ps: &[u32],
-        access: Access,
-    ) -> Vec<rhizome::CallHandle<'c, ()>> {
+    /// each that has a twin to its home, not waiting for the acknowledgement (see
+    /// [`Protocol::wait_for_diffs`]).
+    fn flush_pages(&self, ctx: &Ctx, ps: &[u32], access: Access) {
         let region = &self.shared.region;
         let pages = &self.shared.pages;
         let mut diffs = Vec::new();
@@ -259,19 +266,44 @@ impl Protocol {
             }
         }
         let mut pe = self.pe.borrow_mut();
-        diffs
-            .into_iter()
-            .map(|(p, d)| {
-                pe.stats.diffs_created += 1;
-                pe.stats.bytes += d.len() as u64;
-                pe.stats.messages += 2;
-                ctx.call(pe.homes[p] as usize, self.wire.diff, &(p as u32, Bytes(d)))
-            })
-            .collect()
+        let me = pe.me as u32;
+        for (p, d) in diffs {
+            let home = pe.homes[p] as usize;
+            pe.stats.diffs_created += 1;
+            pe.stats.bytes += d.len() as u64;
+            pe.stats.messages += 1;
+            pe.unacked[home] += 1;
+            ctx.send(home, self.wire.diff, &(p as u32, me, Bytes(d)));
+        }
     }
 
-    /// Ends the current interval (a release): diffs home and acknowledged, write notice
-    /// recorded. Returns whether there was anything to record.
+    /// Waits until the homes have acknowledged every diff sent so far, except those sent
+    /// to `except` (whose later messages from this PE arrive after them anyway).
+    pub(crate) fn wait_for_diffs(&self, ctx: &Ctx, except: Option<usize>) {
+        let pending = || {
+            let pe = self.pe.borrow();
+            pe.unacked
+                .iter()
+                .enumerate()
+                .any(|(q, &n)| n > 0 && Some(q) != except)
+        };
+        if !pending() {
+            return;
+        }
+        ctx.flush();
+        let mut backoff = rhizome::backoff::Backoff::new(64);
+        while pending() {
+            if ctx.progress() > 0 {
+                ctx.flush();
+                backoff.reset();
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
+    /// Ends the current interval: diffs sent home (not awaited), write notice recorded.
+    /// Returns whether there was anything to record.
     pub(crate) fn close_interval(&self, ctx: &Ctx) -> bool {
         // Pages this PE wrote in the interval, including those an acquire since flushed
         // and invalidated (their diffs are home; the notice must still name them).
@@ -285,13 +317,11 @@ impl Protocol {
             return false;
         }
         let written: Vec<u32> = written.into_iter().collect();
-        for c in self.flush_pages(ctx, &written, Access::Read) {
-            c.wait();
-        }
+        self.flush_pages(ctx, &written, Access::Read);
         let mut pe = self.pe.borrow_mut();
         let me = pe.me;
         pe.vt[me] += 1;
-        pe.log.push(written);
+        pe.logs[me].push(written);
         true
     }
 
@@ -305,7 +335,6 @@ impl Protocol {
             .filter(|&(i, _)| from + 1 + i as u32 > known)
             .flat_map(|(_, pages)| pages.iter().copied())
             .collect::<BTreeSet<u32>>();
-        let mut calls = Vec::new();
         let mut dirty = Vec::new();
         let pages = &self.shared.pages;
         let lazy = self.pe.borrow().intervals == Intervals::Lazy;
@@ -321,7 +350,8 @@ impl Protocol {
                 // ended the interval): its diff goes home before the page is dropped, and
                 // the interval's notice will still name it.
                 self.pe.borrow_mut().flushed.insert(p);
-                calls.extend(self.flush_pages(ctx, &[p], Access::None));
+                // (A later fetch of it from its home arrives after the diff.)
+                self.flush_pages(ctx, &[p], Access::None);
             } else {
                 let t = pages.lock();
                 if t.state(p as usize) == READ {
@@ -330,11 +360,14 @@ impl Protocol {
                 }
             }
         }
-        for c in calls {
-            c.wait();
-        }
         self.two_way_update(ctx, &dirty);
         let mut pe = self.pe.borrow_mut();
+        let skip = known.saturating_sub(from) as usize;
+        assert!(
+            from <= known,
+            "write notices of PE {q} from {from}, known to {known}"
+        );
+        pe.logs[q].extend(notices.iter().skip(skip).cloned());
         pe.vt[q] = pe.vt[q].max(from + notices.len() as u32);
     }
 
@@ -391,28 +424,5 @@ impl Protocol {
         pe.stats.page_fetches += 1;
         pe.stats.messages += 2;
         pe.stats.bytes += bytes as u64;
-    }
-
-    /// Serves a grant: learns what the releasers knew, then lets the thread in.
-    pub(crate) fn serve_grant(&self, ctx: &Ctx, lock: u32, slot: u32, vt: Vec<u32>) {
-        if self.pe.borrow().intervals == Intervals::Aggressive {
-            self.close_interval(ctx);
-        }
-        let (me, mine) = {
-            let pe = self.pe.borrow();
-            (pe.me, pe.vt.clone())
-        };
-        for (q, (&want, &have)) in vt.iter().zip(&mine).enumerate() {
-            if q != me && want > have {
-                let flat = ctx.call(q, self.wire.notices, &(have, want)).wait();
-                self.pe.borrow_mut().stats.messages += 2;
-                self.apply_notices(ctx, q, have, &crate::wire::unflatten(&flat));
-            }
-        }
-        let mut pe = self.pe.borrow_mut();
-        pe.held.insert(lock, slot as usize);
-        pe.stats.lock_acquires += 1;
-        drop(pe);
-        self.shared.slots[slot as usize].complete(Done::Ok);
     }
 }

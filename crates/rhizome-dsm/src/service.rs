@@ -1,13 +1,17 @@
 //! The service thread of a PE: its main thread, while the application threads run.
 //!
 //! The runtime runs message handlers only on a PE's main thread, when it waits (`Ctx` is
-//! not `Sync`), so that thread is the natural server: it answers other PEs' page, diff,
-//! notice and lock messages, and its own application threads' requests (faults, lock
-//! acquire and release, barrier), in one loop. A request that only needs answers from
-//! handlers (a page fetch, diff acknowledgements, write notices) is served to the end
-//! while the loop keeps running handlers; a request that waits for other PEs' threads (a
-//! lock held elsewhere, a barrier) is parked and finished when its message arrives, so
-//! the loop never blocks on something only another application thread can do.
+//! not `Sync`), so that thread is the natural server: it answers other PEs' page, diff and
+//! lock messages, and its own application threads' requests (faults, lock acquire and
+//! release, barrier), in one loop. A request that only needs answers from handlers (a
+//! page fetch, diff acknowledgements) is served to the end while the loop keeps running
+//! handlers; a request that waits for other PEs' threads (a lock held elsewhere, a
+//! barrier) is parked and finished when its message arrives, so the loop never blocks on
+//! something only another application thread can do. The barrier itself is made of
+//! messages for the same reason: a PE whose threads all wait in it still passes on the
+//! tokens of the locks cached here. A run ends on a PE when the threads of every PE have
+//! ended (each PE tells the others), since until then another PE may still ask for a lock
+//! whose token is here.
 
 use crate::fault::{Done, Op};
 use crate::protocol::Protocol;
@@ -16,19 +20,29 @@ use rhizome::Ctx;
 use std::sync::atomic::Ordering;
 
 impl Protocol {
-    /// Serves until every application thread of this PE has ended (or one panicked).
+    /// Serves until every application thread of every PE has ended (or one of this PE's
+    /// panicked).
     pub(crate) fn serve(&self, ctx: &Ctx) {
         let sh = &self.shared;
+        self.pe.borrow_mut().runs += 1;
+        let mut told = false;
         let mut idle = 0u32;
         loop {
             let bell = sh.doorbell.seen();
             let mut busy = ctx.progress() > 0;
             loop {
-                let g = self.pe.borrow_mut().grants.pop_front();
-                let Some((lock, slot, vt)) = g else { break };
-                self.serve_grant(ctx, lock, slot, vt);
+                let f = self.pe.borrow_mut().forwards.pop_front();
+                let Some((lock, from, vt)) = f else { break };
+                self.serve_forward(ctx, lock, from, vt);
                 busy = true;
             }
+            loop {
+                let g = self.pe.borrow_mut().grants.pop_front();
+                let Some((lock, notices)) = g else { break };
+                self.serve_grant(ctx, lock, notices);
+                busy = true;
+            }
+            busy |= self.finish_barrier(ctx);
             for (i, slot) in sh.slots.iter().enumerate() {
                 if let Some((op, arg)) = slot.take() {
                     self.serve_request(ctx, i, op, arg);
@@ -40,9 +54,19 @@ impl Protocol {
                 idle = 0;
                 continue;
             }
-            let finished = sh.finished.load(Ordering::Acquire);
-            if finished == sh.slots.len() || sh.panicked.load(Ordering::Acquire) {
+            if sh.panicked.load(Ordering::Acquire) {
                 return;
+            }
+            if !told && sh.finished.load(Ordering::Acquire) == sh.slots.len() {
+                told = true;
+                self.tell_ended(ctx);
+                continue;
+            }
+            if told {
+                let pe = self.pe.borrow();
+                if pe.ended >= pe.runs * pe.pes as u64 {
+                    return;
+                }
             }
             idle += 1;
             if idle < 64 {
@@ -61,6 +85,19 @@ impl Protocol {
                 sh.doorbell.sleep(bell, &nap);
             }
         }
+    }
+
+    /// This PE's threads have all ended: every PE (this one too) learns it.
+    fn tell_ended(&self, ctx: &Ctx) {
+        let mut pe = self.pe.borrow_mut();
+        pe.ended += 1;
+        let me = pe.me;
+        for q in (0..pe.pes).filter(|&q| q != me) {
+            pe.stats.messages += 1;
+            ctx.send(q, self.wire.ended, &());
+        }
+        drop(pe);
+        ctx.flush();
     }
 
     fn serve_request(&self, ctx: &Ctx, slot: usize, op: Op, arg: usize) {
@@ -84,45 +121,8 @@ impl Protocol {
         }
     }
 
-    fn acquire(&self, ctx: &Ctx, slot: usize, lock: u32) {
-        let (me, pes, held) = {
-            let pe = self.pe.borrow();
-            (pe.me, pe.pes, pe.held.get(&lock).copied())
-        };
-        if held == Some(slot) {
-            let s = &self.shared.slots[slot];
-            *s.error.lock().unwrap_or_else(|e| e.into_inner()) = format!(
-                "rhizome: error: PE {me} thread {slot} acquired DSM lock {lock}, which it holds already"
-            );
-            return s.complete(Done::Refused);
-        }
-        self.pe.borrow_mut().stats.messages += 1;
-        let manager = lock as usize % pes;
-        ctx.send(manager, self.wire.acquire, &(lock, me as u32, slot as u32));
-    }
-
-    fn release(&self, ctx: &Ctx, slot: usize, lock: u32) -> Result<(), String> {
-        let (me, pes, held) = {
-            let pe = self.pe.borrow();
-            (pe.me, pe.pes, pe.held.get(&lock).copied())
-        };
-        if held != Some(slot) {
-            return Err(format!(
-                "rhizome: error: PE {me} thread {slot} released DSM lock {lock}, which it does not hold"
-            ));
-        }
-        self.close_interval(ctx);
-        let vt = {
-            let mut pe = self.pe.borrow_mut();
-            pe.held.remove(&lock);
-            pe.stats.messages += 1;
-            pe.vt.clone()
-        };
-        ctx.send(lock as usize % pes, self.wire.release, &(lock, vt));
-        Ok(())
-    }
-
-    /// A thread enters the barrier; the last of the PE's threads runs it for all.
+    /// A thread enters the barrier; when the last of the PE's threads is in, the PE's
+    /// interval ends, its diffs are acknowledged, and its log goes to every other PE.
     fn arrive(&self, ctx: &Ctx, slot: usize) {
         let all = {
             let mut pe = self.pe.borrow_mut();
@@ -133,28 +133,54 @@ impl Protocol {
             return;
         }
         self.close_interval(ctx);
-        // Every PE learns every interval since the last barrier: its own log, flattened.
-        let (me, mine) = {
-            let pe = self.pe.borrow();
-            let mut v = vec![pe.log_base];
-            v.extend(flatten(&pe.log));
-            (pe.me, v)
+        self.wait_for_diffs(ctx, None);
+        let mut pe = self.pe.borrow_mut();
+        let me = pe.me;
+        let mut log = vec![pe.bases[me]];
+        log.extend(flatten(&pe.logs[me]));
+        let barrier = pe.barriers_done;
+        for q in (0..pe.pes).filter(|&q| q != me) {
+            pe.stats.messages += 1;
+            ctx.send(q, self.wire.arrive, &(barrier, me as u32, log.clone()));
+        }
+        pe.in_barrier = true;
+    }
+
+    /// Completes the barrier once every other PE's arrival is in: their intervals are
+    /// applied, the logs start afresh, the threads go on. Returns whether it did.
+    fn finish_barrier(&self, ctx: &Ctx) -> bool {
+        let logs = {
+            let mut pe = self.pe.borrow_mut();
+            let barrier = pe.barriers_done;
+            let here = pe.barrier_logs.iter().filter(|a| a.0 == barrier).count();
+            if !pe.in_barrier || here + 1 < pe.pes {
+                return false;
+            }
+            let (now, later) = std::mem::take(&mut pe.barrier_logs)
+                .into_iter()
+                .partition(|a| a.0 == barrier);
+            pe.barrier_logs = later;
+            now
         };
-        let all = ctx.allgather(mine);
-        for (q, flat) in all.iter().enumerate().filter(|&(q, _)| q != me) {
-            self.apply_notices(ctx, q, flat[0], &unflatten(&flat[1..]));
+        let logs: Vec<(u32, u32, Vec<u32>)> = logs;
+        for (_, q, flat) in logs {
+            self.apply_notices(ctx, q as usize, flat[0], &unflatten(&flat[1..]));
         }
         let arrivals = {
             let mut pe = self.pe.borrow_mut();
-            pe.log_base = pe.vt[me];
-            pe.log.clear();
+            pe.bases = pe.vt.clone();
+            for log in pe.logs.iter_mut() {
+                log.clear();
+            }
+            pe.barriers_done += 1;
+            pe.in_barrier = false;
             pe.stats.barriers += 1;
-            pe.stats.messages += 2 * (pe.pes as u64 - 1);
             std::mem::take(&mut pe.arrivals)
         };
         for s in arrivals {
             self.shared.slots[s].complete(Done::Ok);
         }
+        true
     }
 }
 

@@ -23,6 +23,9 @@ pub struct DsmStats {
     pub messages: u64,
     /// Lock acquisitions.
     pub lock_acquires: u64,
+    /// Of those, the ones served with no message: the lock's token was on this PE (cached
+    /// since this PE's last release of it, or handed from one of its threads to another).
+    pub lock_local: u64,
     /// Nanoseconds application threads waited in `acquire`.
     pub lock_wait_ns: u64,
     /// Barriers completed (counted once per PE).
@@ -43,6 +46,7 @@ macro_rules! fields {
             bytes,
             messages,
             lock_acquires,
+            lock_local,
             lock_wait_ns,
             barriers,
             barrier_wait_ns

@@ -1,8 +1,9 @@
 //! The protocol's messages and their handlers.
 //!
-//! Every handler answers at once from the state it finds (a page, a diff applied, a list
-//! of write notices, a lock queued or granted): none waits, so the PEs' service threads
-//! cannot wait for each other in a cycle.
+//! Every handler answers at once from the state it finds (a page, a diff applied and
+//! acknowledged, a first-touch claim, a lock request passed on) or leaves what needs
+//! waiting (a forwarded lock request, a grant, a barrier arrival) for the service loop:
+//! none waits, so the PEs' service threads cannot wait for each other in a cycle.
 
 use crate::Shared;
 use crate::diff;
@@ -50,25 +51,58 @@ pub(crate) fn unflatten(mut flat: &[u32]) -> Vec<Vec<u32>> {
     notices
 }
 
-/// From a lock's manager: `(lock, slot, vt)` may enter.
-type Grant = Am<(u32, u32, Vec<u32>)>;
+/// Write notices of several PEs as one flat list: for each PE, its number, the interval
+/// before the first one listed, the count of intervals, then the intervals flattened.
+pub(crate) fn pack_notices(notices: &[(u32, u32, &[Vec<u32>])]) -> Vec<u32> {
+    let mut flat = Vec::new();
+    for &(q, from, intervals) in notices {
+        flat.extend([q, from, intervals.len() as u32]);
+        flat.extend(flatten(intervals));
+    }
+    flat
+}
+
+/// The inverse of [`pack_notices`]: `(pe, from, intervals)`.
+pub(crate) fn unpack_notices(mut flat: &[u32]) -> Vec<(usize, u32, Vec<Vec<u32>>)> {
+    let mut out = Vec::new();
+    while let [q, from, count, rest @ ..] = flat {
+        let mut intervals = Vec::with_capacity(*count as usize);
+        let mut rest = rest;
+        for _ in 0..*count {
+            let (n, tail) = rest.split_first().expect("a packed interval");
+            let (pages, tail) = tail.split_at(*n as usize);
+            intervals.push(pages.to_vec());
+            rest = tail;
+        }
+        out.push((*q as usize, *from, intervals));
+        flat = rest;
+    }
+    out
+}
+
+/// A lock request: `(lock, pe, the pe's vector timestamp)`.
+type Request = Am<(u32, u32, Vec<u32>)>;
 
 /// The message ids of the protocol, the same on every PE.
 #[derive(Clone, Copy)]
 pub(crate) struct Wire {
     /// Page `p`'s contents, from its home.
     pub(crate) get_page: CallAm<u32, Bytes>,
-    /// Apply a diff of page `p` at its home; the reply acknowledges it.
-    pub(crate) diff: CallAm<(u32, Bytes), ()>,
+    /// Apply `(p, from, diff)` to page `p` at its home, which acknowledges it to `from`.
+    pub(crate) diff: Am<(u32, u32, Bytes)>,
     /// To a first-touch page's decider: `(p, pe)` touches page `p`; the reply is its home
     /// (`pe` if nobody claimed it before).
     pub(crate) claim: CallAm<(u32, u32), u32>,
-    /// A PE's own write notices of intervals `(from, to]`, flattened.
-    pub(crate) notices: CallAm<(u32, u32), Vec<u32>>,
-    /// To a lock's manager: `(lock, pe, slot)` wants it.
-    pub(crate) acquire: Am<(u32, u32, u32)>,
-    /// To a lock's manager: `(lock, vt)` is free again; `vt` is the releaser's.
-    pub(crate) release: Am<(u32, Vec<u32>)>,
+    /// To a lock's manager: a PE wants the lock.
+    pub(crate) request: Request,
+    /// From a lock's manager to the last PE that asked: the next one wants it.
+    pub(crate) forward: Request,
+    /// From the lock's last holder: `(lock, packed write notices)`, the token.
+    pub(crate) grant: Am<(u32, Vec<u32>)>,
+    /// To every other PE: `(barrier, pe, its log since the last barrier)`.
+    pub(crate) arrive: Am<(u32, u32, Vec<u32>)>,
+    /// To every other PE: this PE's application threads have ended.
+    pub(crate) ended: Am<()>,
 }
 
 impl Wire {
@@ -78,23 +112,18 @@ impl Wire {
         let get_page = ctx.register_call(move |_ctx, p: u32| {
             Bytes(sh.region.with_page(p as usize, |d| d.to_vec()))
         });
+        let st = pe.clone();
+        let diff_ack = ctx.register(move |_ctx, home: u32| {
+            st.borrow_mut().unacked[home as usize] -= 1;
+        });
         let (sh, st) = (shared.clone(), pe.clone());
-        let diff = ctx.register_call(move |_ctx, (p, d): (u32, Bytes)| {
+        let diff = ctx.register(move |ctx, (p, from, d): (u32, u32, Bytes)| {
             sh.region
                 .with_page(p as usize, |page| diff::apply(&d.0, page));
-            st.borrow_mut().stats.diffs_applied += 1;
-        });
-        let st = pe.clone();
-        let notices = ctx.register_call(move |_ctx, (from, to): (u32, u32)| {
-            let pe = st.borrow();
-            assert!(
-                from >= pe.log_base && to <= pe.log_base + pe.log.len() as u32,
-                "rhizome: write notices ({from}, {to}] asked of PE {}, which keeps ({}, {}]",
-                pe.me,
-                pe.log_base,
-                pe.log_base + pe.log.len() as u32
-            );
-            flatten(&pe.log[(from - pe.log_base) as usize..(to - pe.log_base) as usize])
+            let mut pe = st.borrow_mut();
+            pe.stats.diffs_applied += 1;
+            pe.stats.messages += 1;
+            ctx.send(from as usize, diff_ack, &(pe.me as u32));
         });
         let (sh, st) = (shared.clone(), pe.clone());
         let claim = ctx.register_call(move |_ctx, (p, from): (u32, u32)| {
@@ -107,59 +136,59 @@ impl Wire {
             }
             pe.homes[p as usize]
         });
-        // The grant id is needed by the manager's handlers, registered before it: every
-        // PE registers in the same order, so the id is the one after `release`'s.
         let st = pe.clone();
-        let grant_slot: Rc<std::cell::Cell<Option<Grant>>> = Rc::default();
-        let gs = grant_slot.clone();
-        let acquire = ctx.register(move |ctx, (lock, from, slot): (u32, u32, u32)| {
-            let mut pe = st.borrow_mut();
-            let pes = pe.pes;
-            let next = pe.locks.entry(lock).or_default().acquire((from, slot), pes);
-            send_grant(ctx, &gs, &mut pe, lock, next);
-        });
-        let (st, gs) = (pe.clone(), grant_slot.clone());
-        let release = ctx.register(move |ctx, (lock, vt): (u32, Vec<u32>)| {
-            let mut pe = st.borrow_mut();
-            let l = pe
-                .locks
-                .get_mut(&lock)
-                .expect("a released lock was granted");
-            let next = l.release(&vt);
-            send_grant(ctx, &gs, &mut pe, lock, next);
+        let forward = ctx.register(move |_ctx, f: (u32, u32, Vec<u32>)| {
+            st.borrow_mut().forwards.push_back(f);
         });
         let st = pe.clone();
-        let grant = ctx.register(move |_ctx, g: (u32, u32, Vec<u32>)| {
+        let request = ctx.register(move |ctx, (lock, from, vt): (u32, u32, Vec<u32>)| {
+            let mut pe = st.borrow_mut();
+            let to = pe.manage(lock, from);
+            if to as usize == pe.me {
+                pe.forwards.push_back((lock, from, vt));
+            } else {
+                pe.stats.messages += 1;
+                ctx.send(to as usize, forward, &(lock, from, vt));
+            }
+        });
+        let st = pe.clone();
+        let grant = ctx.register(move |_ctx, g: (u32, Vec<u32>)| {
             st.borrow_mut().grants.push_back(g);
         });
-        grant_slot.set(Some(grant));
+        let st = pe.clone();
+        let arrive = ctx.register(move |_ctx, a: (u32, u32, Vec<u32>)| {
+            st.borrow_mut().barrier_logs.push(a);
+        });
+        let st = pe.clone();
+        let ended = ctx.register(move |_ctx, ()| {
+            st.borrow_mut().ended += 1;
+        });
         Wire {
             get_page,
             diff,
             claim,
-            notices,
-            acquire,
-            release,
+            request,
+            forward,
+            grant,
+            arrive,
+            ended,
         }
     }
 }
 
-/// A lock's manager lets `next` (a PE and its thread's slot) in, if anyone: the grant
-/// carries the vector timestamp of all releases so far.
-fn send_grant(
-    ctx: &Ctx,
-    grant: &std::cell::Cell<Option<Grant>>,
-    pe: &mut Pe,
-    lock: u32,
-    next: Option<(u32, u32)>,
-) {
-    if let Some((to, slot)) = next {
-        let vt = pe.locks[&lock].vt.clone();
-        pe.stats.messages += 1;
-        ctx.send(
-            to as usize,
-            grant.get().expect("registered"),
-            &(lock, slot, vt),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_notices_unpack_to_the_same_intervals() {
+        let a = vec![vec![1, 2, 3], vec![], vec![7]];
+        let b = vec![vec![4]];
+        let packed = pack_notices(&[(0, 5, &a[..]), (2, 0, &b[..]), (3, 9, &[])]);
+        assert_eq!(
+            unpack_notices(&packed),
+            vec![(0, 5, a.clone()), (2, 0, b), (3, 9, vec![])]
         );
+        assert_eq!(unflatten(&flatten(&a)), a);
     }
 }

@@ -25,9 +25,9 @@ enum AppArg {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum IntervalsArg {
-    /// Intervals end at releases and barriers; dirty pages updated by two-way diffing.
+    /// Intervals end when a lock leaves the PE and at barriers; dirty pages updated by two-way diffing.
     Lazy,
-    /// Intervals also end at every acquire.
+    /// Intervals also end at every release and acquire.
     Aggressive,
 }
 

@@ -40,6 +40,9 @@ suite!(
     first_touch_homes_pages_where_written,
     release_without_acquire_is_an_error,
     region_exhaustion_is_an_error,
+    a_released_lock_stays_cached,
+    a_lock_cached_on_a_pe_in_the_barrier_is_handed_on,
+    threads_hammering_two_locks_lose_no_update,
 );
 
 fn config(m: Mode) -> DsmConfig {
@@ -331,5 +334,78 @@ fn region_exhaustion_is_an_error(ctx: &Ctx, m: Mode) {
         }
         t.barrier();
         assert_eq!(small.get(0), 5);
+    });
+}
+
+/// Each PE's threads take a lock that only they use, many times: after the first
+/// acquisition (which may need the lock's manager on another PE) every one is served on
+/// the PE with no message, and the counter it guards is right.
+fn a_released_lock_stays_cached(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let counters = d.alloc_with::<u64>(ctx.num_pes(), Homes::Pe(0)).unwrap();
+    let rounds = 25u64;
+    let me = ctx.my_pe();
+    let lock = DsmLock::new(100 + me as u32);
+    d.run(ctx, |t| {
+        for _ in 0..rounds {
+            lock.acquire(t);
+            counters.set(me, counters.get(me) + 1);
+            lock.release(t).unwrap();
+        }
+        t.barrier();
+        for pe in 0..t.num_pes() {
+            assert_eq!(counters.get(pe), rounds * t.threads_per_pe() as u64);
+        }
+    });
+    let s = d.stats();
+    let total = rounds * m.threads as u64;
+    assert_eq!(s.lock_acquires, total, "acquisitions on PE {me}");
+    assert!(
+        s.lock_local + 1 >= total,
+        "PE {me}: {} of {total} acquisitions served locally",
+        s.lock_local
+    );
+}
+
+/// Thread 0 takes a lock and goes into the barrier, whose token then stays on its PE;
+/// the other threads take the lock later (after a pause) before entering the barrier:
+/// the PE waiting in the barrier must still hand the token on, and every increment is
+/// seen after the barrier.
+fn a_lock_cached_on_a_pe_in_the_barrier_is_handed_on(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let counter = d.alloc_with::<u64>(1, Homes::Pe(0)).unwrap();
+    let lock = DsmLock::new(9);
+    d.run(ctx, |t| {
+        if t.global_id() != 0 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        lock.acquire(t);
+        counter.set(0, counter.get(0) + 1);
+        lock.release(t).unwrap();
+        t.barrier();
+        assert_eq!(counter.get(0), t.global_threads() as u64);
+    });
+}
+
+/// Every thread takes two locks in turn, many times, each guarding a counter on its own
+/// page (homed on different PEs): the lock words that threads change themselves and the
+/// service threads' decisions never let two holders in at once, nor lose a write.
+fn threads_hammering_two_locks_lose_no_update(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let per_page = d.page_size() / 8;
+    let counters = d.alloc_with::<u64>(2 * per_page, Homes::Cyclic).unwrap();
+    let locks = [DsmLock::new(21), DsmLock::new(22)];
+    let rounds = 200u64;
+    d.run(ctx, |t| {
+        for r in 0..rounds {
+            let k = (r as usize + t.global_id()) % 2;
+            locks[k].acquire(t);
+            let at = k * per_page;
+            counters.set(at, counters.get(at) + 1);
+            locks[k].release(t).unwrap();
+        }
+        t.barrier();
+        let all = rounds * t.global_threads() as u64;
+        assert_eq!(counters.get(0) + counters.get(per_page), all);
     });
 }

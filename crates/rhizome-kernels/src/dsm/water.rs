@@ -1,11 +1,12 @@
 //! Water-nsquared-like: molecules interact pairwise over half of the others (the
 //! SPLASH-2 half shell, so each pair is computed once), each thread for its block of
 //! molecules. A thread sums its contributions privately, then adds them to each
-//! molecule's shared force under that molecule's lock, as Water-nsquared does; after a
-//! barrier each thread moves its molecules and clears their forces. Contributions are
-//! whole numbers of 2^-24 units (rounded per pair, exact in `f64` below 2^53), so the
-//! sums do not depend on the order in which the locks are taken: any split gives the
-//! sequential bits.
+//! molecule's shared force under that molecule's lock, as Water-nsquared does, starting
+//! with its own molecules (so the threads do not all queue for the same lock at once);
+//! after a barrier each thread moves its molecules and clears their forces.
+//! Contributions are whole numbers of 2^-24 units (rounded per pair, exact in `f64`
+//! below 2^53), so the sums do not depend on the order in which the locks are taken: any
+//! split gives the sequential bits.
 
 use super::{Kernel, Mem, Team};
 
@@ -75,7 +76,11 @@ impl Kernel for Water {
                     }
                 }
             }
-            for (j, f) in local.iter_mut().enumerate() {
+            // From this thread's own molecules on: the threads take different locks at
+            // the same time instead of queueing behind each other for the same one.
+            let first = self.mine(id, all).start;
+            for j in (first..n).chain(0..first) {
+                let f = &mut local[j];
                 if *f != [0.0; 3] {
                     team.lock(j);
                     for (k, fk) in f.iter().enumerate() {
