@@ -68,6 +68,36 @@ fn flush(seg: &Segment, pe: usize) -> Result<(), TransportError> {
     )
 }
 
+/// Zeroes `len` bytes at `base` (a window's memory, which MPI does not promise zeroed)
+/// without committing its pages where the system allows: the whole pages are given back
+/// with `MADV_REMOVE` (a hole punched in the shared-memory file of `osc sm`, which reads
+/// as zeros and is committed again page by page as it is touched), the partial pages at
+/// the ends are written. Where the memory is not such a mapping (`MADV_REMOVE` fails, as on
+/// private memory), every byte is written, which commits the whole window.
+///
+/// # Safety
+/// `base..base + len` must be memory this rank owns and nobody else accesses meanwhile.
+unsafe fn zero_lazily(base: *mut u8, len: usize) {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+    let (start, end) = (base as usize, base as usize + len);
+    let (inner, outer) = (start.next_multiple_of(page), end / page * page);
+    // SAFETY: `inner..outer` lies inside the caller's range (page-aligned); MADV_REMOVE
+    // only frees its pages, after which they read as zeros.
+    if outer > inner
+        && unsafe { libc::madvise(inner as *mut c_void, outer - inner, libc::MADV_REMOVE) } == 0
+    {
+        // SAFETY: the two ends lie inside the caller's range.
+        unsafe {
+            std::ptr::write_bytes(base, 0, inner - start);
+            std::ptr::write_bytes(outer as *mut u8, 0, end - outer);
+        }
+    } else {
+        // SAFETY: the caller's range.
+        unsafe { std::ptr::write_bytes(base, 0, len) };
+    }
+}
+
 impl MpiTransport {
     /// The lock for a one-sided operation that touches no transport state: none when MPI
     /// is thread-safe (`MPI_THREAD_MULTIPLE`), so threads of a PE issue them in parallel.
@@ -242,7 +272,7 @@ impl Rma for MpiTransport {
                     ),
                     || format!("MPI_Win_allocate of {bytes} bytes"),
                 )?;
-                std::ptr::write_bytes(base, 0, alloc);
+                zero_lazily(base, alloc);
                 check(
                     ffi::MPI_Win_set_errhandler(win, ffi::RSMPI_ERRORS_RETURN),
                     || "MPI_Win_set_errhandler".into(),
