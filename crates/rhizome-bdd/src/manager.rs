@@ -251,7 +251,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
                 force_grow,
             },
         );
-        let entries = (self.store.size() as f64 * self.config.cache_ratio) as usize;
+        let entries = (self.store.local_size() as f64 * self.config.cache_ratio) as usize;
         let store = &self.store;
         self.cache.collect(entries, &|i| store.is_live(i));
         if let Some(d) = &self.dist {

@@ -64,6 +64,11 @@ pub trait NodeStore: Sync + Send + 'static {
     fn is_full(&self) -> bool;
     /// Slots usable now.
     fn size(&self) -> usize;
+    /// Slots this PE holds of the table now: what its per-PE structures (the operation
+    /// cache) are sized from. The whole table on one PE.
+    fn local_size(&self) -> usize {
+        self.size()
+    }
     /// Nodes in use (exact right after a collection).
     fn used_count(&self) -> usize;
     /// Slots in use or handed out to allocation cursors since the last collection (an

@@ -9,7 +9,7 @@
 //! operations share one table.
 
 use crate::edge::{Bdd, INDEX_MASK};
-use crate::sync::{AtomicU64, Ordering, Table, fence, read_mut, table, write_mut};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering, Table, fence, read_mut, table, write_mut};
 
 /// A memo table of operation results, keyed by three words.
 ///
@@ -51,7 +51,7 @@ pub struct SharedOpCache {
     capacity: usize,
     /// Entries in use minus one: a prefix of the reserved array, so the cache can grow
     /// with the node table without reallocating.
-    mask: usize,
+    mask: AtomicUsize,
 }
 
 #[inline]
@@ -74,19 +74,19 @@ impl SharedOpCache {
             words,
             base: base / 8,
             capacity: cap,
-            mask: n - 1,
+            mask: AtomicUsize::new(n - 1),
         }
     }
 
     #[inline]
     fn entry(&self, h: u64) -> &[AtomicU64] {
-        let i = self.base + 4 * (h as usize & self.mask);
+        let i = self.base + 4 * (h as usize & self.mask.load(Ordering::Relaxed));
         &self.words[i..i + 4]
     }
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.mask + 1
+        self.mask.load(Ordering::Relaxed) + 1
     }
 
     /// Always false: a cache has at least [`MIN_ENTRIES`] entries.
@@ -97,18 +97,32 @@ impl SharedOpCache {
     /// Forgets every entry, through a shared reference: for a PE whose nodes another PE
     /// collected (see `dist::spread`). No other thread may use the cache meanwhile.
     pub(crate) fn clear(&self) {
-        for p in 0..=self.mask {
+        for p in 0..self.len() {
             let i = self.base + 4 * p;
             for w in &self.words[i..i + 4] {
                 w.store(0, Ordering::Relaxed);
             }
         }
     }
+
+    /// [`clear`](Self::clear), then uses `entries` entries (rounded up to a power of two,
+    /// within the capacity, never fewer than now): for a PE whose share of the node table
+    /// grew at another PE's collection. The entries beyond the old size were never used,
+    /// so they are still zero. No other thread may use the cache meanwhile.
+    pub(crate) fn clear_to(&self, entries: usize) {
+        self.clear();
+        let n = entries
+            .max(MIN_ENTRIES)
+            .next_power_of_two()
+            .min(self.capacity)
+            .max(self.len());
+        self.mask.store(n - 1, Ordering::Relaxed);
+    }
 }
 
 impl OpCache for SharedOpCache {
     fn collect(&mut self, entries: usize, is_live: &dyn Fn(u64) -> bool) {
-        let old = self.mask + 1;
+        let old = self.len();
         let n = entries
             .max(MIN_ENTRIES)
             .next_power_of_two()
@@ -147,7 +161,7 @@ impl OpCache for SharedOpCache {
                 }
             }
         }
-        self.mask = n - 1;
+        self.mask.store(n - 1, Ordering::Relaxed);
     }
 
     #[inline]

@@ -15,11 +15,14 @@ use std::sync::Arc;
 mod support;
 use support::{all_vars, assert_nodes_unique, build_twice, reference, workload};
 
-/// A manager on PE `ctx`'s pool over a distributed table of `slots` slots per PE
-/// (collective: every PE must call it).
-fn dist_manager(ctx: &Ctx, slots: usize) -> Manager<DistNodeStore, SharedOpCache> {
-    let store = DistNodeStore::new(ctx, slots, ctx.workers());
-    let cache = SharedOpCache::new(slots, slots);
+/// Slots per PE of a distributed table: at the start, and at most.
+type Slots = (usize, usize);
+
+/// A manager on PE `ctx`'s pool over a distributed table of `slots` per PE, its cache
+/// sized from the PE's share (collective: every PE must call it).
+fn dist_manager(ctx: &Ctx, (initial, max): Slots) -> Manager<DistNodeStore, SharedOpCache> {
+    let store = DistNodeStore::growing(ctx, initial, max, ctx.workers());
+    let cache = SharedOpCache::new(store.slots_per_pe(), store.capacity_per_pe());
     Manager::from_parts_on_pool(store, cache, Config::default(), Arc::clone(ctx.pool()))
 }
 
@@ -31,7 +34,7 @@ fn on_pe0<R: Send>(
     slots: usize,
     drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
 ) -> R {
-    on_pes(pes, workers, slots, None, drive).0
+    on_pes(pes, workers, (slots, slots), None, drive).0
 }
 
 /// [`on_pe0`] with the operations spread over the PEs, forks less than `cutoff` deep
@@ -44,13 +47,13 @@ fn spread_on_pe0<R: Send>(
     cutoff: u32,
     drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
 ) -> (R, Vec<u64>) {
-    on_pes(pes, workers, slots, Some(cutoff), drive)
+    on_pes(pes, workers, (slots, slots), Some(cutoff), drive)
 }
 
 fn on_pes<R: Send>(
     pes: usize,
     workers: usize,
-    slots: usize,
+    slots: Slots,
     spread: Option<u32>,
     drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
 ) -> (R, Vec<u64>) {
@@ -197,6 +200,36 @@ fn spread_operations_that_fill_the_partitions_resume_and_give_the_reference_resu
             "no operation filled the table: {stats:?}"
         );
         assert!(jobs[0] > 0, "no operation was spread: {jobs:?}");
+    }
+}
+
+#[test]
+fn partitions_that_start_small_grow_together_and_give_the_reference_results() {
+    // Each PE's partition starts at 1K slots and may grow to 32K: the table doubles at
+    // collections (on PE 0), and with the work spread, every PE takes the new size (its
+    // homes, its operation cache) before its next job.
+    let seeds: Vec<u64> = (1..=8).collect();
+    let expect = reference(&seeds);
+    for (pes, workers, spread) in [(2, 2, None), (4, 1, None), (2, 1, Some(6)), (4, 1, Some(6))] {
+        let what = format!("{pes} PEs, spread {spread:?}");
+        let (stats, jobs) = on_pes(pes, workers, (1 << 10, 1 << 15), spread, |m| {
+            build_twice(m, &seeds, &expect, &what);
+            m.stats()
+        });
+        assert!(
+            stats.table_size > pes << 10,
+            "{what}: the table did not grow: {stats:?}"
+        );
+        assert!(
+            stats.table_size <= pes << 15,
+            "{what}: grew past the partitions: {stats:?}"
+        );
+        if spread.is_some() {
+            assert!(
+                jobs.iter().sum::<u64>() > 0,
+                "{what}: no operation was spread: {jobs:?}"
+            );
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 //! non-zero exactly while it may hold a node, which is how the partial results of an
 //! interrupted operation are found again), and the buckets rebuilt from the live nodes.
 //! Live nodes never move, so no edge is rewritten. The node cache is emptied, since dead
-//! slots are reused.
+//! slots are reused. When the nodes reachable from the roots fill much of the table, every
+//! partition's size doubles (as the shared-memory table grows) before the buckets are
+//! rebuilt, and PE 0's header records the new size for the other PEs.
 //!
 //! Done centrally with bulk transfers rather than by every PE at once because the other
 //! PEs only run sub-operations of the driver's operations and so cannot know when a
@@ -15,42 +17,58 @@
 //! collection, through the driver. The other PEs drop their own cached view of the table
 //! when their next job shows them the new generation (`spread.rs`).
 
-use super::{COMMITTED, Cursor, DistNodeStore, NEXT_REGION, REGION_SLOTS};
+use super::{COMMITTED, Cursor, DistNodeStore, NEXT_REGION, REGION_SLOTS, SIZE};
 use crate::edge::{Bdd, INDEX_MASK};
-use crate::node_table::hash;
+use crate::node_table::{CollectPlan, hash};
 use rhizome::GlobalArray;
+use std::sync::atomic::Ordering;
 
 /// Slots moved per get or put while a partition is rewritten.
 const BLOCK: usize = 1 << 14;
 
-/// See the module docs; `keep_since` is an allocation mark of the store.
+/// See the module docs; returns whether the partitions grew.
 pub(super) fn collect(
     s: &mut DistNodeStore,
     roots: &mut dyn Iterator<Item = Bdd>,
-    keep_since: Option<usize>,
-) {
-    let mut stack: Vec<u64> = roots.map(|b| b.index()).collect();
-    if let Some(mark) = keep_since {
+    plan: CollectPlan,
+) -> bool {
+    let old = s.slots_per_pe();
+    let mut live = vec![vec![0u64; old / 64]; s.pes];
+    live[0][0] = 1;
+    mark(s, &mut live, roots.map(|b| b.index()).collect());
+    let root_live: u64 = live.iter().flatten().map(|w| w.count_ones() as u64).sum();
+    if let Some(mark_at) = plan.keep_since {
         let marks = std::mem::take(s.marks.get_mut().unwrap_or_else(|e| e.into_inner()));
-        stack.extend(partial_results(s, &marks[mark]));
+        let partial = partial_results(s, &marks[mark_at]);
+        mark(s, &mut live, partial);
     }
-    let live = mark(s, stack);
-    for (pe, bits) in live.iter().enumerate() {
-        rewrite(s, pe, bits);
+    let mut new = old;
+    if plan.force_grow && new < s.cap {
+        new *= 2;
     }
+    while root_live as f64 > (s.pes * new) as f64 * plan.grow_threshold && new < s.cap {
+        new *= 2;
+    }
+    s.slots.store(new, Ordering::Relaxed);
+    for (pe, bits) in live.iter_mut().enumerate() {
+        bits.resize(new / 64, 0);
+        rewrite(s, pe, bits, old);
+    }
+    s.mem.store(s.header.ptr(0, SIZE), new as u64);
     s.live = live;
     for set in s.cursors.iter_mut() {
         set.get_mut().fill(Cursor::EMPTY);
     }
     s.nodes.clear();
     s.marks.get_mut().unwrap_or_else(|e| e.into_inner()).clear();
-    s.full.store(false, std::sync::atomic::Ordering::Relaxed);
+    s.full.store(false, Ordering::Relaxed);
+    new > old
 }
 
 /// The nodes in the regions handed out since `since` (each PE's next region then): the
 /// partial results of an operation that ran out of room, kept so that it can resume.
 fn partial_results(s: &DistNodeStore, since: &[u64]) -> Vec<u64> {
-    let regions = s.slots / REGION_SLOTS;
+    let regions = s.slots_per_pe() / REGION_SLOTS;
     let mut found = Vec::new();
     let mut data = vec![0u64; 2 * REGION_SLOTS];
     for (pe, &first) in since.iter().enumerate() {
@@ -60,7 +78,7 @@ fn partial_results(s: &DistNodeStore, since: &[u64]) -> Vec<u64> {
             s.mem.get_into(s.data.ptr(pe, 2 * base), &mut data);
             for (k, w) in data.chunks_exact(2).enumerate() {
                 if w[0] | w[1] != 0 {
-                    found.push((pe * s.slots + base + k) as u64);
+                    found.push((pe * s.cap + base + k) as u64);
                 }
             }
         }
@@ -68,10 +86,8 @@ fn partial_results(s: &DistNodeStore, since: &[u64]) -> Vec<u64> {
     found
 }
 
-/// The live slots of every partition: those reachable from `stack`, and the terminal.
-fn mark(s: &DistNodeStore, mut stack: Vec<u64>) -> Vec<Vec<u64>> {
-    let mut live = vec![vec![0u64; s.slots / 64]; s.pes];
-    live[0][0] = 1;
+/// Marks in `live` (a bitmap per partition) the slots reachable from `stack`.
+fn mark(s: &DistNodeStore, live: &mut [Vec<u64>], mut stack: Vec<u64>) {
     while let Some(i) = stack.pop() {
         let (pe, slot) = s.place(i);
         let (word, bit) = (&mut live[pe][slot / 64], 1u64 << (slot % 64));
@@ -83,18 +99,18 @@ fn mark(s: &DistNodeStore, mut stack: Vec<u64>) -> Vec<Vec<u64>> {
         stack.push(w0 & INDEX_MASK);
         stack.push(w1 & INDEX_MASK);
     }
-    live
 }
 
-/// Writes partition `pe` anew from its live bitmap: bitmap, zeroed dead data, buckets,
-/// header.
-fn rewrite(s: &DistNodeStore, pe: usize, live: &[u64]) {
+/// Writes partition `pe` anew from its live bitmap (of the new size; nodes only in its
+/// first `old` slots): bitmap, zeroed dead data, buckets of the new size, header.
+fn rewrite(s: &DistNodeStore, pe: usize, live: &[u64], old: usize) {
     put_blocks(s, s.used, pe, live);
-    let mut buckets = vec![0u64; s.slots];
-    let mask = s.slots - 1;
+    let slots = s.slots_per_pe();
+    let mut buckets = vec![0u64; slots];
+    let mask = slots - 1;
     let mut data = vec![0u64; 2 * BLOCK];
-    for base in (0..s.slots).step_by(BLOCK) {
-        let n = BLOCK.min(s.slots - base);
+    for base in (0..old).step_by(BLOCK) {
+        let n = BLOCK.min(old - base);
         let block = &mut data[..2 * n];
         s.mem.get_into(s.data.ptr(pe, 2 * base), block);
         let mut dirty = false;
@@ -116,7 +132,7 @@ fn rewrite(s: &DistNodeStore, pe: usize, live: &[u64]) {
             while buckets[at] != 0 {
                 at = (at + 1) & mask;
             }
-            buckets[at] = (h & !INDEX_MASK) | (pe * s.slots + slot) as u64;
+            buckets[at] = (h & !INDEX_MASK) | (pe * s.cap + slot) as u64;
         }
         if dirty {
             s.mem.put_slice(s.data.ptr(pe, 2 * base), block);

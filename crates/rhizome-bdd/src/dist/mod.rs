@@ -2,8 +2,14 @@
 //!
 //! Every PE holds one partition of the unique table in its global memory: node data (two
 //! words a slot), hash buckets (one word a slot) and a bitmap of the slots in use. A
-//! node's index is `pe * slots_per_pe + slot`, the same on every PE, so an edge names the
+//! node's index is `pe * capacity + slot`, the same on every PE, so an edge names the
 //! same node everywhere and the BDD operations run unchanged on top of the store.
+//!
+//! Each partition is reserved for its largest size (`capacity` slots) and used up to its
+//! current size, which starts at the PE's share of the table one PE would start with and
+//! doubles at a collection that finds much of the table live, as the shared-memory
+//! table grows. The transports commit global memory only as it is touched, so a PE holds
+//! the buckets of its current size and the nodes it stores, not its whole reservation.
 //!
 //! A node lives in its *home* partition, chosen by its hash uniformly over all slots of
 //! all PEs, so every PE holds its share of the table (the point: a table too large for
@@ -32,8 +38,9 @@
 //! roots and rewrites every partition's bitmap and buckets with bulk gets and puts (see
 //! `collect.rs`); the other PEs forget their node caches and cursors before their next
 //! job (`DistNodeStore::forget_local`). A slot written but not published (a cursor's
-//! spare) has its data zeroed, so a collection never takes it for a node. The table does
-//! not grow: each partition has the size given at creation.
+//! spare) has its data zeroed, so a collection never takes it for a node. The table
+//! grows at collections (every partition at once, so the homes stay uniform), up to the
+//! capacity given at creation.
 
 mod collect;
 mod node_cache;
@@ -49,7 +56,7 @@ use node_cache::NodeCache;
 use rhizome::{Ctx, GlobalArray, Memory};
 use std::cell::UnsafeCell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Slots per allocation region, and the bitmap words that cover them.
 const REGION_SLOTS: usize = 512;
@@ -64,13 +71,19 @@ const MAX_CHUNKS: usize = 128;
 const MAX_LOAD: f64 = 0.8;
 /// Fewest slots a partition has.
 const MIN_SLOTS: usize = 1024;
-/// Words of a partition's header: the next region to hand out, and the slots in use plus
-/// the free slots handed out since the last collection.
+/// Words of a partition's header: the next region to hand out, the slots in use plus
+/// the free slots handed out since the last collection, and (on PE 0) the current size
+/// of every partition.
 const NEXT_REGION: usize = 0;
 const COMMITTED: usize = 1;
-const HEADER_WORDS: usize = 2;
-/// Node-cache entries: one per slot of the whole table, at most this many (24 MB; the
-/// cache only has to hold the nodes the running operations revisit).
+const SIZE: usize = 2;
+const HEADER_WORDS: usize = 3;
+/// Node-cache entries: one per `CACHE_SHARE` slots of this PE's partition at the start,
+/// at least `MIN_CACHE`, at most `MAX_CACHE` (24 MB): the cache only has to hold the
+/// nodes the running operations revisit, and it is part of what a PE holds beside its
+/// share of the table. Committed as entries are first used.
+const CACHE_SHARE: usize = 8;
+const MIN_CACHE: usize = 1 << 12;
 const MAX_CACHE: usize = 1 << 20;
 
 /// One worker's allocation state in one partition: the shared-memory table's cursor
@@ -121,8 +134,13 @@ type CursorSet = CachePadded<UnsafeCell<Box<[Cursor]>>>;
 pub struct DistNodeStore {
     mem: Memory,
     pes: usize,
-    /// Slots of each partition (a power of two).
-    slots: usize,
+    /// Slots reserved in each partition (a power of two): a node's index is
+    /// `pe * cap + slot`.
+    cap: usize,
+    /// Slots of each partition in use now (a power of two, at most `cap`): the buckets a
+    /// probe covers and the slots handed out. Changed only by a collection (`&mut self`)
+    /// or while the PE catches up with one (`forget_local`, with the store to itself).
+    slots: AtomicUsize,
     data: GlobalArray<u64>,
     buckets: GlobalArray<u64>,
     used: GlobalArray<u64>,
@@ -145,30 +163,45 @@ unsafe impl Sync for DistNodeStore {}
 
 impl DistNodeStore {
     /// Collective: allocates this PE's partition of `slots_per_pe` slots (rounded up to a
-    /// power of two, at least 1024) in global memory, for a driving PE whose pool has
-    /// `threads` workers. Every PE must call it with the same sizes. Memory: 32 bytes a
-    /// slot, plus a node cache on the driving PE.
+    /// power of two, at least 1024) in global memory, for a PE whose pool has `threads`
+    /// workers, all in use from the start (it never grows). Every PE must call it with the
+    /// same sizes. Memory: about 24 bytes a slot in use, plus a node cache.
     pub fn new(ctx: &Ctx, slots_per_pe: usize, threads: usize) -> DistNodeStore {
-        let slots = slots_per_pe.max(MIN_SLOTS).next_power_of_two();
+        DistNodeStore::growing(ctx, slots_per_pe, slots_per_pe, threads)
+    }
+
+    /// Collective: like [`new`](Self::new), a partition that starts with `initial_per_pe`
+    /// slots in use and grows at collections (every partition at once) up to
+    /// `max_per_pe` (both rounded up to powers of two, at least 1024). Only what is used
+    /// is committed: start from this PE's share of the table, not from the whole.
+    pub fn growing(
+        ctx: &Ctx,
+        initial_per_pe: usize,
+        max_per_pe: usize,
+        threads: usize,
+    ) -> DistNodeStore {
+        let cap = max_per_pe.max(MIN_SLOTS).next_power_of_two();
+        let slots = initial_per_pe.max(MIN_SLOTS).next_power_of_two().min(cap);
         let pes = ctx.num_pes();
         assert!(
-            ((pes * slots) as u64) < INDEX_MASK,
-            "{pes} partitions of {slots} slots exceed the 40-bit node index"
+            ((pes * cap) as u64) < INDEX_MASK,
+            "{pes} partitions of {cap} slots exceed the 40-bit node index"
         );
         let store = DistNodeStore {
             mem: ctx.memory().clone(),
             pes,
-            slots,
-            data: ctx.alloc(2 * slots),
-            buckets: ctx.alloc(slots),
-            used: ctx.alloc(slots / 64),
+            cap,
+            slots: AtomicUsize::new(slots),
+            data: ctx.alloc(2 * cap),
+            buckets: ctx.alloc(cap),
+            used: ctx.alloc(cap / 64),
             header: ctx.alloc(HEADER_WORDS),
             cursors: (0..=threads)
                 .map(|_| CachePadded::new(UnsafeCell::new(vec![Cursor::EMPTY; pes].into())))
                 .collect(),
             outside: Mutex::new(()),
             full: AtomicBool::new(false),
-            nodes: NodeCache::new((pes * slots).min(MAX_CACHE)),
+            nodes: NodeCache::new((slots / CACHE_SHARE).clamp(MIN_CACHE, MAX_CACHE)),
             marks: Mutex::new(Vec::new()),
             live: vec![vec![0; slots / 64]; pes],
         };
@@ -176,30 +209,38 @@ impl DistNodeStore {
             // Index 0 is the `false` terminal: slot 0 of PE 0 is never allocated.
             store.mem.store(store.used.ptr(0, 0), 1);
             store.mem.store(store.header.ptr(0, COMMITTED), 1);
+            store.mem.store(store.header.ptr(0, SIZE), slots as u64);
         }
         ctx.barrier();
         store
     }
 
-    /// Slots in each PE's partition.
+    /// Slots of each PE's partition in use now.
+    #[inline]
     pub fn slots_per_pe(&self) -> usize {
-        self.slots
+        self.slots.load(Ordering::Relaxed)
+    }
+
+    /// Slots each PE's partition may grow to.
+    pub fn capacity_per_pe(&self) -> usize {
+        self.cap
     }
 
     /// PE and slot of a global node index.
     #[inline]
     fn place(&self, index: u64) -> (usize, usize) {
         let i = index as usize;
-        (i / self.slots, i % self.slots)
+        (i / self.cap, i % self.cap)
     }
 
     /// The home partition of a node with hash `h`, and the bucket its probe starts at:
     /// uniform over all slots of all PEs (the index bits of the hash; the tag is the rest).
     #[inline]
     fn home(&self, h: u64) -> (usize, usize) {
-        let total = (self.pes * self.slots) as u128;
+        let slots = self.slots_per_pe();
+        let total = (self.pes * slots) as u128;
         let global = (((h & INDEX_MASK) as u128 * total) >> 40) as usize;
-        (global / self.slots, global % self.slots)
+        (global / slots, global % slots)
     }
 
     /// The two words of node `index`.
@@ -224,14 +265,14 @@ impl DistNodeStore {
             if cursor.at.free != 0 {
                 let bit = cursor.at.free.trailing_zeros() as usize;
                 cursor.at.free &= cursor.at.free - 1;
-                return Some((pe * self.slots + cursor.at.word * 64 + bit) as u64);
+                return Some((pe * self.cap + cursor.at.word * 64 + bit) as u64);
             }
             if cursor.at.words_left > 0 {
                 cursor.at.word += 1;
                 cursor.at.words_left -= 1;
             } else {
                 let region = self.mem.fetch_add(self.header.ptr(pe, NEXT_REGION), 1) as usize;
-                if region >= self.slots / REGION_SLOTS {
+                if region >= self.slots_per_pe() / REGION_SLOTS {
                     return None;
                 }
                 cursor.at.word = region * REGION_WORDS;
@@ -240,7 +281,7 @@ impl DistNodeStore {
                     .get_into(self.used.ptr(pe, cursor.at.word), &mut cursor.region);
                 let free: u64 = cursor.region.iter().map(|w| w.count_zeros() as u64).sum();
                 let committed = self.mem.fetch_add(self.header.ptr(pe, COMMITTED), free) + free;
-                if committed as f64 > MAX_LOAD * self.slots as f64 {
+                if committed as f64 > MAX_LOAD * self.slots_per_pe() as f64 {
                     return None;
                 }
             }
@@ -262,7 +303,7 @@ impl DistNodeStore {
 
     /// Forgets this PE's view of the table after another PE collected it: the node cache
     /// (dead slots are reused), the allocation cursors (the bitmaps and regions were
-    /// rewritten) and the full flag.
+    /// rewritten) and the full flag; takes the partitions' new size.
     ///
     /// # Safety
     /// No other thread may use the store meanwhile.
@@ -273,6 +314,8 @@ impl DistNodeStore {
         }
         self.nodes.clear();
         self.full.store(false, Ordering::Relaxed);
+        let size = self.mem.load(self.header.ptr(0, SIZE)) as usize;
+        self.slots.store(size, Ordering::Relaxed);
     }
 
     /// The sum over the partitions of a header word.
@@ -300,7 +343,7 @@ impl NodeStore for DistNodeStore {
         // SAFETY: the caller owns `slot` (trait contract), so no other thread touches this
         // cursor set while we hold the reference; it is not kept past this call.
         let cursor = unsafe { &mut (*self.cursors[slot].get())[pe] };
-        let mask = self.slots - 1;
+        let mask = self.slots_per_pe() - 1;
         let mut base = start & !(CHUNK - 1);
         let mut first = start - base;
         let mut chunk = [0u64; CHUNK];
@@ -358,7 +401,11 @@ impl NodeStore for DistNodeStore {
     }
 
     fn size(&self) -> usize {
-        self.pes * self.slots
+        self.pes * self.slots_per_pe()
+    }
+
+    fn local_size(&self) -> usize {
+        self.slots_per_pe()
     }
 
     fn used_count(&self) -> usize {
@@ -389,16 +436,14 @@ impl NodeStore for DistNodeStore {
         if index == 0 {
             return true;
         }
-        if index as usize >= self.size() {
-            return false;
-        }
         let (pe, slot) = self.place(index);
-        self.live[pe][slot / 64] & (1 << (slot % 64)) != 0
+        self.live
+            .get(pe)
+            .and_then(|bits| bits.get(slot / 64))
+            .is_some_and(|w| w & (1 << (slot % 64)) != 0)
     }
 
-    /// The partitions never grow: `plan` only says what to keep.
     fn collect(&mut self, roots: &mut dyn Iterator<Item = Bdd>, plan: CollectPlan) -> bool {
-        collect::collect(self, roots, plan.keep_since);
-        false
+        collect::collect(self, roots, plan)
     }
 }

@@ -8,6 +8,7 @@
 //! with the same index writes the same words, so a reader racing with it cannot see a
 //! mix of two nodes.
 
+use crate::zeroed::{Zeroed, zeroed};
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 /// The key of an entry some writer is filling.
@@ -15,7 +16,9 @@ const LOCKED: u64 = u64::MAX;
 
 /// Direct-mapped: the low bits of a node's index pick its entry.
 pub(super) struct NodeCache {
-    entries: Box<[[AtomicU64; 3]]>,
+    /// Zero pages until first used: a cache larger than the nodes a PE reads costs only
+    /// the entries it fills.
+    entries: Zeroed<[AtomicU64; 3]>,
     mask: usize,
 }
 
@@ -24,7 +27,7 @@ impl NodeCache {
     pub(super) fn new(entries: usize) -> NodeCache {
         let n = entries.max(1).next_power_of_two();
         NodeCache {
-            entries: (0..n).map(|_| Default::default()).collect(),
+            entries: zeroed(n),
             mask: n - 1,
         }
     }
@@ -69,7 +72,11 @@ impl NodeCache {
     /// other thread of the PE reads the cache.
     pub(super) fn clear(&self) {
         for e in self.entries.iter() {
-            e[0].store(0, Ordering::Relaxed);
+            // Entries never filled stay zero pages: a load does not commit them as a
+            // store would.
+            if e[0].load(Ordering::Relaxed) != 0 {
+                e[0].store(0, Ordering::Relaxed);
+            }
         }
     }
 }

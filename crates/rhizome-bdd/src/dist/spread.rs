@@ -16,7 +16,8 @@
 //! for all of its halves before it returns, also when one of them failed). Every job
 //! carries the *generation* of the table (the collections so far): a PE that receives a
 //! job of a newer generation first forgets what a collection invalidates, its node cache,
-//! its allocation cursors, its full flag and its operation cache. A full table anywhere
+//! its allocation cursors, its full flag and its operation cache (grown as the table
+//! grew). A full table anywhere
 //! makes the job return [`Bdd::INVALID`]; the PE that waits for it marks its own store
 //! full, so the whole operation fails and [`Manager::run`] collects and reruns it.
 
@@ -141,10 +142,13 @@ impl Distribution {
         }
         let _g = self.catch_up.lock().unwrap_or_else(|e| e.into_inner());
         if self.generation() != generation {
+            let before = store.slots_per_pe();
             // SAFETY: see above: no other thread of this PE uses the store or the cache
             // until the new generation is published below.
             unsafe { store.forget_local() };
-            cache.clear();
+            // The cache keeps its ratio to this PE's share of the table, which may have
+            // grown.
+            cache.clear_to(cache.len() * (store.slots_per_pe() / before).max(1));
             self.generation.store(generation, Ordering::Release);
         }
     }

@@ -4,8 +4,8 @@
 //! One PE (no `--pes`, no mpirun) runs the manager on the PE's pool with the shared-memory
 //! table, growing as it needs. On N PEs (`--pes N` on the local transport, or one PE per
 //! rank under `mpirun -np N`) the node table is a [`DistNodeStore`]: each PE holds one
-//! partition, of the size `--memory` allows a PE, so the table holds N times the nodes one
-//! PE could. Every PE builds a manager on the table (its own operation cache and node
+//! partition, which starts at its share of the table one PE starts with and may grow to
+//! the size `--memory` allows a PE, so the table holds N times the nodes one PE could. Every PE builds a manager on the table (its own operation cache and node
 //! cache), and the managers spread the work of each operation over the PEs
 //! ([`Manager::spread_over`]): PE 0 loads the model and drives the strategy, and the top
 //! levels of the recursion of every operation of the exploration run as jobs of the
@@ -22,8 +22,8 @@ use rhizome_bdd::{Config, DistNodeStore, Manager, SharedOpCache};
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
-/// Slots of each PE's partition without `--memory`: 8M nodes, about 200 MB a PE (the
-/// partitions do not grow, and the local transport commits them when it creates them).
+/// Slots each PE's partition may grow to without `--memory`: 8M nodes, about 200 MB a PE
+/// (reserved; committed as the partition is used).
 const DEFAULT_SLOTS_PER_PE: usize = 1 << 23;
 
 /// Forks of an operation less deep than this become jobs other PEs may steal: up to
@@ -83,19 +83,30 @@ fn on_pe(
         let m = Manager::with_pool(config.clone(), pool);
         return drive(args, m, memory, outputs, peaks);
     }
-    // `--memory` is per PE: one partition of that size on every PE, and PE 0's operation
-    // cache the size one PE starts with, not in proportion to the whole table.
-    let slots = match args.memory {
+    // `--memory` is per PE: every partition may grow to that size. Each starts at this
+    // PE's share of the table one PE starts with, and every per-PE structure (the
+    // operation cache, the node cache) is sized from that share, not from the whole, so
+    // N PEs together hold what one PE would.
+    let max_slots = match args.memory {
         Some(_) => config.max_nodes,
         None => DEFAULT_SLOTS_PER_PE.min(config.max_nodes),
     };
-    let store = DistNodeStore::new(ctx, slots, ctx.workers());
-    let nodes = store.slots_per_pe().min(config.initial_nodes);
-    let entries = (nodes as f64 * config.cache_ratio) as usize;
-    let cache = SharedOpCache::new(entries, entries);
+    let initial = config.initial_nodes.div_ceil(ctx.num_pes());
+    let store = DistNodeStore::growing(ctx, initial, max_slots, ctx.workers());
+    let entries = |slots: usize| (slots as f64 * config.cache_ratio) as usize;
+    let cache = SharedOpCache::new(
+        entries(store.slots_per_pe()),
+        entries(store.capacity_per_pe()),
+    );
     let mut m = Manager::from_parts_on_pool(store, cache, config.clone(), pool);
     let tasks = peaks.tasks.expect("a scheduler on several PEs");
-    m.spread_over(ctx, tasks, SPREAD_DEPTH);
+    // A tuning knob for experiments (0: PE 0 runs every operation alone), deliberately
+    // not a command-line option, like the others in `reach.rs`.
+    let depth = std::env::var("RHIZOME_SPREAD_DEPTH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(SPREAD_DEPTH);
+    m.spread_over(ctx, tasks, depth);
     if ctx.my_pe() != 0 {
         m.serve(ctx, tasks);
         peaks.set_jobs(m.spread_jobs());

@@ -14,6 +14,26 @@ pub(super) struct Segment {
     mem: Box<[Box<[AtomicU64]>]>,
 }
 
+/// `words` zero words, allocated zeroed: the allocator maps a large block from the
+/// system, which commits its pages only as they are first touched, so a segment reserved
+/// for its largest use costs the memory its PE touches (as the MPI windows do).
+fn zeroed_words(words: usize) -> Box<[AtomicU64]> {
+    if words == 0 {
+        return Box::new([]);
+    }
+    let layout = std::alloc::Layout::array::<AtomicU64>(words).expect("segment size overflows");
+    // SAFETY: `layout` has a non-zero size; an all-zero `AtomicU64` is a valid value, so
+    // the zeroed block is `words` initialised atomics, owned by the box made from it with
+    // the same layout (a boxed slice of `words` atomics frees with that layout).
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<AtomicU64>();
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, words))
+    }
+}
+
 impl LocalTransport {
     /// The segment and the checked word range of an access.
     #[inline]
@@ -42,9 +62,7 @@ impl Rma for LocalTransport {
         let words = bytes.div_ceil(8);
         let seg = slot.get_or_init(|| Segment {
             len: bytes,
-            mem: (0..self.fabric.pes)
-                .map(|_| (0..words).map(|_| AtomicU64::new(0)).collect())
-                .collect(),
+            mem: (0..self.fabric.pes).map(|_| zeroed_words(words)).collect(),
         });
         let result = if seg.len != bytes {
             Err(TransportError::Collective(format!(

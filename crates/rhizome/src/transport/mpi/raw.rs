@@ -141,3 +141,33 @@ pub(super) unsafe fn receive_probed(
     }
     Ok(Some((status.MPI_SOURCE as usize, buf)))
 }
+
+/// Zeroes `len` bytes at `base` (a window's memory, which MPI does not promise zeroed)
+/// without committing its pages where the system allows: the whole pages are given back
+/// with `MADV_REMOVE` (a hole punched in the shared-memory file of `osc sm`, which reads
+/// as zeros and is committed again page by page as it is touched), the partial pages at
+/// the ends are written. Where the memory is not such a mapping (`MADV_REMOVE` fails, as on
+/// private memory), every byte is written, which commits the whole window.
+///
+/// # Safety
+/// `base..base + len` must be memory this rank owns and nobody else accesses meanwhile.
+pub(super) unsafe fn zero_lazily(base: *mut u8, len: usize) {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+    let (start, end) = (base as usize, base as usize + len);
+    let (inner, outer) = (start.next_multiple_of(page), end / page * page);
+    // SAFETY: `inner..outer` lies inside the caller's range (page-aligned); MADV_REMOVE
+    // only frees its pages, after which they read as zeros.
+    if outer > inner
+        && unsafe { libc::madvise(inner as *mut c_void, outer - inner, libc::MADV_REMOVE) } == 0
+    {
+        // SAFETY: the two ends lie inside the caller's range.
+        unsafe {
+            std::ptr::write_bytes(base, 0, inner - start);
+            std::ptr::write_bytes(outer as *mut u8, 0, end - outer);
+        }
+    } else {
+        // SAFETY: the caller's range.
+        unsafe { std::ptr::write_bytes(base, 0, len) };
+    }
+}

@@ -5,7 +5,9 @@
 //! next `quiet`.
 
 use super::lock::Guard;
-use super::raw::{H, byte_type, check, op_no_op, op_replace, op_sum, open_window, u64_type};
+use super::raw::{
+    H, byte_type, check, op_no_op, op_replace, op_sum, open_window, u64_type, zero_lazily,
+};
 use super::shared::{self, Block};
 use super::{MAX_SEGMENTS, MpiTransport};
 use crate::transport::{
@@ -103,7 +105,7 @@ fn allocate_window(comm: H<ffi::MPI_Comm>, bytes: usize) -> Result<ffi::MPI_Win,
             ),
             || format!("MPI_Win_allocate of {bytes} bytes"),
         )?;
-        std::ptr::write_bytes(base, 0, alloc);
+        zero_lazily(base, alloc);
         open_window(win)?;
         // Make the zeroes written above part of the window's public copy.
         check(ffi::MPI_Win_sync(win), || "MPI_Win_sync".into())?;

@@ -29,7 +29,7 @@
 //! atomic with respect to CPU atomics on the same word. `RHIZOME_MPI_RMA=windows` forces
 //! that path on one node too (for measurement, or an MPI without shared windows).
 
-use super::raw::{H, check, open_window};
+use super::raw::{H, check, open_window, zero_lazily};
 use crate::transport::TransportError;
 use ::mpi::ffi;
 use std::ffi::{c_int, c_void};
@@ -155,7 +155,7 @@ pub(super) fn allocate(
     // that ends the allocation. MPI_Win_sync makes the zeroes part of the window's memory
     // as the standard's unified model asks (a memory barrier in `osc sm`).
     unsafe {
-        std::ptr::write_bytes(base, 0, alloc);
+        zero_lazily(base, alloc);
         check(ffi::MPI_Win_sync(win), || "MPI_Win_sync".into())?;
     }
     Ok((win, blocks.into_boxed_slice()))
