@@ -25,7 +25,7 @@
 use super::NONE;
 use super::bfs_tuned::{Direction, bottom_up_step};
 use super::{DistGraph, Traversal};
-use rhizome::coop::Coop;
+use rhizome::coop::{Coop, Scope};
 use rhizome::{Am, Ctx};
 use rhizome_collections::fc::{GlobalQueue, Mode, Stats};
 use std::cell::RefCell;
@@ -94,15 +94,15 @@ pub(super) fn bfs(
     let mut unvisited_arcs = graph.local_arcs() as u64;
     let mut direction = Direction::new(graph.vertices());
     loop {
+        // Push: the vertices this PE claimed in the last level. The commits are requests
+        // the tasks await, so no termination scope: the allreduce of `direction.next` is
+        // the barrier after which every PE's pushes have taken effect.
         let frontier = owned.claimed.take();
         let frontier_arcs: u64 = frontier.iter().map(|&v| graph.degree(v) as u64).sum();
         unvisited_arcs -= frontier_arcs;
         let size = frontier.len() as u64;
-        let Some(bottom_up) = direction.next(ctx, size, frontier_arcs, unvisited_arcs) else {
-            break;
-        };
         let frontier = RefCell::new(frontier);
-        coop.run(|s| {
+        coop.run_local(|s| {
             for _ in 0..tasks {
                 let (frontier, queue) = (&frontier, &queue);
                 s.spawn(async move {
@@ -112,27 +112,35 @@ pub(super) fn bfs(
                 });
             }
         });
-        let popped = RefCell::new(Vec::new());
-        coop.run(|s| {
-            for _ in 0..tasks {
-                let (popped, queue, owned) = (&popped, &queue, &owned);
-                s.spawn(async move {
-                    while let Some(u) = queue.pop().await {
-                        if bottom_up {
-                            popped.borrow_mut().push(u);
-                        } else if graph.is_local(u) {
-                            owned.expand(ctx, claim, u);
-                        } else {
-                            ctx.send(graph.owner(u), expand, &u);
-                        }
-                    }
-                });
-            }
+        // Summed over messages (not the transport's allreduce), so that this PE answers
+        // the commits of PEs still pushing while it waits.
+        let sums = ctx.allreduce([size, frontier_arcs, unvisited_arcs], |a, b| {
+            [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
         });
+        let Some(bottom_up) = direction.decide(sums) else {
+            break;
+        };
+        // Pop: until the queue is empty (nothing is pushed meanwhile, so a `None` means
+        // this PE's part of the level is popped).
+        let popped = RefCell::new(Vec::new());
+        let take = |u: u64| {
+            if bottom_up {
+                popped.borrow_mut().push(u);
+            } else if graph.is_local(u) {
+                owned.expand(ctx, claim, u);
+            } else {
+                ctx.send(graph.owner(u), expand, &u);
+            }
+        };
         if bottom_up {
+            // Only awaited commits: the bitmap's allreduce is the barrier.
+            coop.run_local(|s| pop_all(s, tasks, &queue, &take));
             let mut parents = owned.parents.borrow_mut();
             let next = bottom_up_step(ctx, graph, &popped.take(), &mut parents, words);
             *owned.claimed.borrow_mut() = next;
+        } else {
+            // Expansions and claims are one-way messages: a termination scope.
+            coop.run(|s| pop_all(s, tasks, &queue, &take));
         }
     }
     let secs = ctx.max_u64(start.elapsed().as_nanos() as u64) as f64 / 1e9;
@@ -141,6 +149,22 @@ pub(super) fn bfs(
         secs,
         labels,
         stats: Some(sum_stats(ctx, queue.stats())),
+    }
+}
+
+/// Spawns `tasks` tasks that pop `queue` until it is empty, each value to `take`.
+fn pop_all<'a>(
+    s: &Scope<'a>,
+    tasks: usize,
+    queue: &'a GlobalQueue<'_, u64>,
+    take: &'a (impl Fn(u64) + 'a),
+) {
+    for _ in 0..tasks {
+        s.spawn(async move {
+            while let Some(u) = queue.pop().await {
+                take(u);
+            }
+        });
     }
 }
 

@@ -85,7 +85,12 @@ impl Direction {
     pub(super) fn next(&mut self, ctx: &Ctx, size: u64, arcs: u64, unvisited: u64) -> Option<bool> {
         let mut sums = [size, arcs, unvisited];
         ctx.allreduce_u64(&mut sums, rhizome::ReduceOp::Sum);
-        let [size, m_f, m_u] = sums;
+        self.decide(sums)
+    }
+
+    /// [`next`](Self::next) given the sums over all PEs (frontier size, its arcs, the
+    /// unvisited vertices' arcs), however they were summed.
+    pub(super) fn decide(&mut self, [size, m_f, m_u]: [u64; 3]) -> Option<bool> {
         if size == 0 {
             return None;
         }

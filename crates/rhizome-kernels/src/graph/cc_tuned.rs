@@ -3,11 +3,12 @@
 //!
 //! Each PE first walks its own vertices along the arcs between its own vertices only,
 //! labelling each with the root of the walk that reached it (plain sequential code, no
-//! claim, no task). Then each arc `u - v` from a local `u` to a remote `v` with `u < v`
-//! (the other direction gives the same pair) goes to `v`'s owner through a conveyor as
-//! `(v, label of u)`; the owner forms the root pair with `v`'s label and keeps it in a
-//! local hash set, which is the deduplication the combining set does across tasks.
-//! Phases 2 and 3 are shared (`components::finish`).
+//! claim, no task: [`local_walks`]). Then each arc `u - v` from a local `u` to a remote
+//! `v` with `u < v` (the other direction gives the same pair) goes to `v`'s owner
+//! through a conveyor as `(v, label of u)` ([`crossing_arcs`]); the owner forms the root
+//! pair with `v`'s label ([`root_pair`]) and keeps it in a local hash set, which is the
+//! deduplication the combining set does across tasks. Phases 2 and 3 are shared
+//! (`components::finish`). The set versions (`cc_set`) differ only in where the pairs go.
 
 use super::NONE;
 use super::{DistGraph, Traversal, components};
@@ -20,6 +21,31 @@ use std::time::Instant;
 pub(super) fn components(ctx: &Ctx, graph: &DistGraph) -> Traversal {
     ctx.barrier();
     let start = Instant::now();
+    let mut labels = local_walks(graph);
+    let mut pairs: HashSet<(u64, u64)> = HashSet::new();
+    let mut conveyor = Conveyor::<[u64; 2]>::new(ctx);
+    let mut crossing = crossing_arcs(graph, &labels);
+    let mut pending = crossing.next();
+    while conveyor.advance(pending.is_none()) {
+        feed(&mut conveyor, graph, &mut pending, &mut crossing);
+        while let Some((arc, _)) = conveyor.pull() {
+            pairs.extend(root_pair(graph, &labels, arc));
+        }
+    }
+    drop(crossing);
+    components::finish(ctx, &mut labels, pairs.into_iter().collect());
+    let secs = ctx.max_u64(start.elapsed().as_nanos() as u64) as f64 / 1e9;
+    Traversal {
+        secs,
+        labels,
+        stats: None,
+    }
+}
+
+/// This PE's vertices labelled by depth-first walks along arcs between local vertices:
+/// each vertex gets the root of the walk that reached it (the smallest-numbered start
+/// of its local component).
+pub(super) fn local_walks(graph: &DistGraph) -> Vec<u64> {
     let mut labels = vec![NONE; graph.local().count()];
     let mut stack = Vec::new();
     for r in graph.local() {
@@ -37,37 +63,47 @@ pub(super) fn components(ctx: &Ctx, graph: &DistGraph) -> Traversal {
             }
         }
     }
-    let mut pairs: HashSet<(u64, u64)> = HashSet::new();
-    let mut conveyor = Conveyor::<[u64; 2]>::new(ctx);
-    let mut crossing = graph.local().flat_map(|u| {
+    labels
+}
+
+/// The arcs where this PE's walks meet other PEs': `[v, label of u]` for each arc from a
+/// local `u` to a remote `v > u` (each edge between PEs once), to go to `v`'s owner.
+pub(super) fn crossing_arcs<'g>(
+    graph: &'g DistGraph,
+    labels: &'g [u64],
+) -> impl Iterator<Item = [u64; 2]> + 'g {
+    graph.local().flat_map(move |u| {
         let label = labels[graph.index(u)];
         graph
             .neighbors(u)
             .iter()
             .filter(move |&&v| u < v && !graph.is_local(v))
             .map(move |&v| [v, label])
-    });
-    let mut pending = crossing.next();
-    while conveyor.advance(pending.is_none()) {
-        while let Some(arc) = pending {
-            if !conveyor.push(arc, graph.owner(arc[0])) {
-                break;
-            }
-            pending = crossing.next();
+    })
+}
+
+/// Pushes `pending`, then the next of `arcs`, each to the owner of its first vertex,
+/// until `conveyor` refuses one (left in `pending`) or they run out.
+pub(super) fn feed(
+    conveyor: &mut Conveyor<'_, [u64; 2]>,
+    graph: &DistGraph,
+    pending: &mut Option<[u64; 2]>,
+    arcs: &mut impl Iterator<Item = [u64; 2]>,
+) {
+    while let Some(arc) = *pending {
+        if !conveyor.push(arc, graph.owner(arc[0])) {
+            break;
         }
-        while let Some(([v, other], _)) = conveyor.pull() {
-            let mine = labels[graph.index(v)];
-            if mine != other {
-                pairs.insert((mine.min(other), mine.max(other)));
-            }
-        }
+        *pending = arcs.next();
     }
-    drop(crossing);
-    components::finish(ctx, &mut labels, pairs.into_iter().collect());
-    let secs = ctx.max_u64(start.elapsed().as_nanos() as u64) as f64 / 1e9;
-    Traversal {
-        secs,
-        labels,
-        stats: None,
-    }
+}
+
+/// At `v`'s owner: the pair (smaller, larger) of `v`'s root and `other`, if they differ.
+pub(super) fn root_pair(
+    graph: &DistGraph,
+    labels: &[u64],
+    [v, other]: [u64; 2],
+) -> Option<(u64, u64)> {
+    let mine = labels[graph.index(v)];
+    (mine != other).then(|| (mine.min(other), mine.max(other)))
 }

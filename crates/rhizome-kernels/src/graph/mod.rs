@@ -15,8 +15,9 @@
 //!   validated as Graph500 does (`validate`).
 //! - [`cc`]: three-phase connected components; phase 1 inserts root pairs into the
 //!   combining [`GlobalSet`](rhizome_collections::fc::GlobalSet), the non-combining one,
-//!   or (tuned) collects them from PE-local traversals with aggregated messages (the set
-//!   versions' traversals also run at the owners of the vertices they reach); phases 2
+//!   or (tuned) keeps them in PE-local hash sets; the traversals are the same in all
+//!   three (PE-local walks meeting at the arcs between PEs, exchanged by a conveyor; the
+//!   set versions insert each pair as it arrives); phases 2
 //!   and 3 (Shiloach-Vishkin, relabelling) are shared. Checked against a sequential
 //!   [`UnionFind`] of the same edges.
 //!

@@ -126,11 +126,11 @@ pub(super) fn run<'a, R>(ctx: &Ctx, body: impl FnOnce(&Scope<'a>) -> R) -> R {
             };
             // Cleared before the poll, so a wake during the poll queues it again.
             task.flag.queued.store(false, Ordering::Release);
-            let waker = task.waker.clone();
-            if task
-                .future
+            // Disjoint borrows of the task's fields: no waker clone per poll.
+            let Task { future, waker, .. } = task;
+            if future
                 .as_mut()
-                .poll(&mut Context::from_waker(&waker))
+                .poll(&mut Context::from_waker(waker))
                 .is_ready()
             {
                 tasks[id] = None;

@@ -94,4 +94,22 @@ impl<'c> Coop<'c> {
     pub fn run<'a, R>(&self, body: impl FnOnce(&Scope<'a>) -> R) -> R {
         self.ctx.finish(|| executor::run(self.ctx, body))
     }
+
+    /// Not collective: runs `body`'s tasks until this PE's have all finished, without
+    /// the termination scope of [`run`](Self::run) (whose waves cost two collective
+    /// rounds). For a phase whose tasks send only requests they await (delegates,
+    /// flat-combining commits): once they have finished, nothing they started is in
+    /// flight. Other PEs may still be in the phase and send this PE requests: it answers
+    /// them whenever it next handles messages, so what follows must handle messages while
+    /// it waits: a collective over messages ([`Ctx::allgather`], [`Ctx::allreduce`], ...,
+    /// not the transport's [`Ctx::barrier`] or [`Ctx::allreduce_u64`], which would
+    /// deadlock with a PE waiting for this one's answer) is the barrier that tells all
+    /// PEs the phase is over.
+    /// One-way messages the tasks sent last (a global lock's release) leave before this
+    /// returns.
+    pub fn run_local<'a, R>(&self, body: impl FnOnce(&Scope<'a>) -> R) -> R {
+        let r = executor::run(self.ctx, body);
+        self.ctx.flush();
+        r
+    }
 }
