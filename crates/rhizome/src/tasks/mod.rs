@@ -94,11 +94,15 @@
 
 //! # Layout
 //! `job` holds the jobs ([`Job`]), `wire` the messages and the decoder registry, `steal`
-//! local and remote stealing, `worker` the worker loop and [`TaskCtx`], `future` the
-//! futures, `termination` the waves that end a run, `stats` the counters.
+//! local and remote stealing, `worker` [`TaskCtx`] and how threads become workers,
+//! `spawn` what a job does with its worker (spawn, join, block_on), `schedule` the loop
+//! that finds the next job, `future` the futures, `termination` the waves that end a run,
+//! `stats` the counters.
 
 mod future;
 mod job;
+mod schedule;
+mod spawn;
 mod stats;
 mod steal;
 mod termination;
