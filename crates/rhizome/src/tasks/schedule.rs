@@ -11,6 +11,8 @@ use super::stats::Counter;
 use super::wire::send_msg;
 use super::worker::{MainCtx, TaskCtx, current_worker};
 use crate::backoff::Backoff;
+use crate::pool::Take;
+use std::sync::Weak;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -86,7 +88,7 @@ impl TaskCtx {
             .request_remote(m.ctx, m.am, &mut self.rng.borrow_mut());
     }
 
-    fn exec(&self, t: Task) {
+    pub(super) fn exec(&self, t: Task) {
         self.tick.set(self.tick.get().wrapping_add(1));
         self.jobs.set(self.jobs.get() + 1);
         t.run(self);
@@ -98,12 +100,19 @@ impl TaskCtx {
         }
     }
 
-    /// Runs a job taken from another worker of this PE or from the inbox.
-    fn exec_stolen(&self, t: Task, from_mate: bool) {
-        if from_mate {
-            self.sh.stats.add(Counter::LocalSteals, 1);
+    /// Runs a job whose claim this worker won (from a deque slot, see `claim.rs`), unless
+    /// the run was stopped (another PE failed): then the job is dropped unrun.
+    pub(super) fn exec_claimed(&self, t: Task) {
+        if self.sh.jobs.stopped() {
+            return;
         }
-        t.note_thief(LOCAL_THIEF + self.index as u64);
+        t.note_thief(LOCAL_THIEF + self.worker().index() as u64);
+        self.exec(t);
+    }
+
+    /// Runs a job taken from the inbox.
+    fn exec_inbox(&self, t: Task) {
+        t.note_thief(LOCAL_THIEF + self.worker().index() as u64);
         self.exec(t);
     }
 
@@ -117,41 +126,41 @@ impl TaskCtx {
         {
             self.poll_main(m);
         }
-        if let Some(t) = self.deque.pop() {
-            self.exec(t);
+        let w = self.worker();
+        // The newest slot of the own deque, if it is a job (never a half: the own halves
+        // belong to `join`s waiting below on this stack).
+        if let Some(job) = w.pop_own_job() {
+            // SAFETY: popped, so this is the slot's one run.
+            unsafe { job.execute(w) };
             return true;
         }
-        // Leapfrogging inside the PE: steal from the worker that runs the awaited job.
-        if (LOCAL_THIEF..REMOTE_THIEF).contains(&hint) {
-            let w = (hint - LOCAL_THIEF) as usize;
-            if w != self.index
-                && let Some(t) = sh.local.steal_from(w)
-            {
-                self.exec_stolen(t, true);
-                return true;
-            }
+        // Leapfrogging inside the PE: steal from the worker that runs the awaited job
+        // (jobs only: its deque may hold halves of its frames below that job).
+        if (LOCAL_THIEF..REMOTE_THIEF).contains(&hint)
+            && w.steal_from((hint - LOCAL_THIEF) as usize, Take::Jobs)
+        {
+            sh.stats.add(Counter::LocalSteals, 1);
+            return true;
         }
         if let Some(t) = sh.local.take_inbox() {
-            self.exec_stolen(t, false);
+            self.exec_inbox(t);
             return true;
         }
         let n = sh.workers;
         if n > 1 {
+            // Any slot of a PE-mate when idle; jobs only when waiting (see `Halves`).
+            let take = match halves {
+                Halves::Idle => Take::Any,
+                Halves::Waiting => Take::Jobs,
+            };
+            let me = w.index();
             let start = self.rng.borrow_mut().below(n);
             for k in 0..n {
                 let v = (start + k) % n;
-                if v == self.index {
-                    continue;
-                }
-                if let Some(t) = sh.local.steal_from(v) {
-                    self.exec_stolen(t, true);
+                if v != me && w.steal_from(v, take) {
+                    sh.stats.add(Counter::LocalSteals, 1);
                     return true;
                 }
-            }
-            // Fork-join halves of the jobs PE-mates run (see `Halves` for why not while
-            // waiting).
-            if halves == Halves::Idle && self.worker().steal_random() {
-                return true;
             }
         }
         // The whole PE looks idle: handle messages (they may bring jobs), then steal from
@@ -159,7 +168,7 @@ impl TaskCtx {
         if let Some(m) = &self.main {
             self.poll_main(m);
             if let Some(t) = sh.local.take_inbox() {
-                self.exec_stolen(t, false);
+                self.exec_inbox(t);
                 return true;
             }
         }
@@ -176,6 +185,14 @@ impl TaskCtx {
 
     /// Runs jobs until `st` is ready.
     pub(super) fn help_until<T>(&self, st: &State<T>) {
+        // The awaited job itself first, wherever its slot is, if no one has claimed it:
+        // it may sit behind a half this worker may not take (docs/one-deque.md).
+        if let Some(cell) = st.job.get().and_then(Weak::upgrade)
+            && let Some(t) = cell.claim()
+        {
+            drop(cell);
+            self.exec_claimed(t);
+        }
         let mut backoff = idle_backoff();
         let mut idle = 0u32;
         while !st.is_ready() {

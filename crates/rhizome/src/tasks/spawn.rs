@@ -4,6 +4,7 @@
 //! ([`TaskCtx::poll`]). A spawned job goes to the worker's own deque, or, during the
 //! initial work sharing of a run, straight to another PE.
 
+use super::claim::Claimable;
 use super::future::{self, Future, NO_THIEF, REMOTE_THIEF, State};
 use super::job::{Dest, Job, JobTask, LocalTask, Pinned, Task};
 use super::schedule::Halves;
@@ -53,7 +54,9 @@ impl TaskCtx {
             job,
             dest: Dest::Local(Arc::clone(&st)),
         });
-        self.push(task);
+        if let Some(cell) = self.push(task) {
+            let _ = st.job.set(Arc::downgrade(&cell));
+        }
         Future::from_state(st)
     }
 
@@ -64,10 +67,11 @@ impl TaskCtx {
     ) -> Future<T> {
         let st = Arc::new(State::new());
         self.sh.jobs.create();
-        self.deque.push(Box::new(LocalTask {
+        let cell = self.push_local(Box::new(LocalTask {
             f,
             state: Arc::clone(&st),
         }));
+        let _ = st.job.set(Arc::downgrade(&cell));
         self.maybe_poll();
         Future::from_state(st)
     }
@@ -82,10 +86,11 @@ impl TaskCtx {
         let st = Arc::new(State::new());
         self.sh.jobs.create();
         if pe == self.sh.pe {
-            self.deque.push(Box::new(Pinned(Box::new(JobTask {
+            let cell = self.push_local(Box::new(Pinned(Box::new(JobTask {
                 job,
                 dest: Dest::Local(Arc::clone(&st)),
             }))));
+            let _ = st.job.set(Arc::downgrade(&cell));
         } else {
             st.thief.store(REMOTE_THIEF + pe as u64, Ordering::Relaxed);
             let id = self
@@ -138,8 +143,10 @@ impl TaskCtx {
         }
     }
 
+    /// Pushes a spawned job, or sends it to another PE in the initial work sharing; the
+    /// job's claim if it stays here.
     #[inline]
-    fn push(&self, task: Task) {
+    fn push(&self, task: Task) -> Option<Arc<Claimable>> {
         let sh = &*self.sh;
         if let Some(p) = sh.remote.share_target(sh.pes) {
             match task.export(sh, p) {
@@ -152,12 +159,13 @@ impl TaskCtx {
                         },
                     );
                     self.poll();
+                    return None;
                 }
-                Err(t) => self.deque.push(t),
+                Err(t) => return Some(self.push_local(t)),
             }
-            return;
         }
-        self.deque.push(task);
+        let cell = self.push_local(task);
         self.maybe_poll();
+        Some(cell)
     }
 }

@@ -5,14 +5,12 @@
 //! that finds the next job is in `schedule.rs`.
 
 use super::Shared;
-use super::job::Task;
 use super::schedule::help_step;
 use super::stats::Counter;
 use super::wire::Packet;
 use crate::pool::{self, Worker};
 use crate::rng::XorShift64;
 use crate::world::{Am, Ctx};
-use crossbeam_deque::Worker as Deque;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
@@ -55,7 +53,6 @@ pub(super) struct MainCtx {
 pub struct TaskCtx {
     pub(super) sh: Arc<Shared>,
     pub(super) index: usize,
-    pub(super) deque: Deque<Task>,
     pub(super) main: Option<MainCtx>,
     pub(super) tick: Cell<u32>,
     /// Jobs this worker ran in this run.
@@ -79,7 +76,6 @@ impl TaskCtx {
     pub(super) fn new(
         sh: Arc<Shared>,
         index: usize,
-        deque: Deque<Task>,
         main: Option<MainCtx>,
         worker: &Worker,
     ) -> TaskCtx {
@@ -87,7 +83,6 @@ impl TaskCtx {
         TaskCtx {
             sh,
             index,
-            deque,
             main,
             tick: Cell::new(0),
             jobs: Cell::new(0),
@@ -169,22 +164,26 @@ impl TaskCtx {
     }
 }
 
-/// Runs `f` as background worker `w` of the current run, on the worker's own deque, which
-/// keeps what `f` leaves in it for the worker's next turn; `None` if that deque is not free
-/// (the worker works for another run). A panic in `f` passes through.
+/// Runs `f` as background worker `w` of the current run; `None` if its task worker index
+/// is taken (the worker works for another run). Slots `f` leaves in the worker's deque are
+/// let go of at the end. A panic in `f` passes through.
 pub(super) fn as_background<R>(
     sh: &Arc<Shared>,
     w: &Worker,
     f: impl FnOnce(&TaskCtx) -> R,
 ) -> Option<R> {
     let i = (w.index() + 1) % sh.workers;
-    let deque = sh.local.deques()[i].take()?;
-    let t = TaskCtx::new(Arc::clone(sh), i, deque, None, w);
+    if !sh.local.lend(i) {
+        return None;
+    }
+    let t = TaskCtx::new(Arc::clone(sh), i, None, w);
+    let mark = w.deque_mark();
     let g = t.enter();
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&t)));
+    t.release_slots_above(mark);
     drop(g);
     sh.stats.add(Counter::JobsRun, t.jobs.get());
-    sh.local.deques()[i] = Some(t.deque);
+    sh.local.give_back(i);
     Some(r.unwrap_or_else(|p| std::panic::resume_unwind(p)))
 }
 
