@@ -35,12 +35,50 @@ use std::{
 pub(super) const FREE: usize = 0;
 /// `Slot::state`: stolen, and the thief has finished.
 pub(super) const COMPLETED: usize = 1;
+/// `Slot::state`: won by a thief that may not run it (a waiting worker won a half, or a
+/// background worker outside a run won a job): the owner runs it when it gets there.
+pub(super) const RETURNED: usize = 2;
 /// `Slot::state`: stolen by worker `state - THIEF_BASE`, still running.
-pub(super) const THIEF_BASE: usize = 2;
+pub(super) const THIEF_BASE: usize = 3;
 
 pub(super) struct Slot {
     job: JobCell,
     pub(super) state: AtomicUsize,
+    /// Whether the slot holds a job of the layer above (a future's job, on the heap)
+    /// rather than a `join` half (on the owner's stack). Written by the owner before the
+    /// slot is published, reset to false by whoever takes the job, so a push of a half
+    /// stores nothing here.
+    is_job: AtomicBool,
+}
+
+/// What a thief may take (see `docs/one-deque.md`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Take {
+    /// Any slot: an idle worker, or a `join` leapfrogging to the thief of its half.
+    Any,
+    /// Jobs only: a worker that waits in a frame, or another PE (halves never leave it).
+    Jobs,
+    /// Halves only: a background worker outside a run of the layer above.
+    Halves,
+}
+
+impl Take {
+    fn allows(self, is_job: bool) -> bool {
+        match self {
+            Take::Any => true,
+            Take::Jobs => is_job,
+            Take::Halves => !is_job,
+        }
+    }
+}
+
+/// A slot a thief won: its index, its job, and whether it is a job of the layer above.
+/// A job's slot is already complete (the owner may reuse it); a half's is completed by
+/// [`Deque::complete`] once it has run.
+pub(super) struct Stolen {
+    pub(super) slot: usize,
+    pub(super) job: JobRef,
+    pub(super) is_job: bool,
 }
 
 /// The job of a slot: written by the owner, read by the one thief that wins the slot.
@@ -115,6 +153,7 @@ impl Deque {
                 .map(|_| Slot {
                     job: JobCell(UnsafeCell::new(MaybeUninit::uninit())),
                     state: AtomicUsize::new(FREE),
+                    is_job: AtomicBool::new(false),
                 })
                 .collect(),
         }
@@ -123,13 +162,19 @@ impl Deque {
     /// Takes the oldest shared task for worker `thief`: its slot and job. The slot stays
     /// reserved until the thief calls [`complete`](Deque::complete). With nothing
     /// shared, asks the owner to share (`movesplit`) and returns `None`.
-    pub(super) fn steal(&self, thief: usize) -> Option<(usize, JobRef)> {
+    pub(super) fn steal(&self, thief: usize, take: Take) -> Option<Stolen> {
         let ts = self.ts.load(Ordering::Acquire);
         let (tail, split) = unpack(ts);
         if tail >= split {
             if !self.movesplit.load(Ordering::Relaxed) {
                 self.movesplit.store(true, Ordering::Relaxed);
             }
+            return None;
+        }
+        // A first look at the kind, to leave a slot we may not take. The owner may reuse
+        // the slot meanwhile and `ts` come back to the same value (ABA), so the kind is
+        // read again once the slot is ours.
+        if !take.allows(self.slots[tail].is_job.load(Ordering::Relaxed)) {
             return None;
         }
         self.ts
@@ -145,8 +190,31 @@ impl Deque {
         // owner wrote the job before publishing the split (release, acquired by our CAS)
         // and does not reuse the slot before we store COMPLETED.
         let job = unsafe { slot.job.read() };
-        slot.state.store(THIEF_BASE + thief, Ordering::Relaxed);
-        Some((tail, job))
+        // The owner wrote the kind before it published the slot (our CAS acquired that).
+        let is_job = slot.is_job.load(Ordering::Relaxed);
+        if !take.allows(is_job) {
+            // Ours, but not for us: its owner runs it when it pops it (see `RETURNED`).
+            slot.state.store(RETURNED, Ordering::Release);
+            return None;
+        }
+        if is_job {
+            // A job is on the heap: the slot is free as soon as we have read it.
+            slot.is_job.store(false, Ordering::Relaxed);
+            slot.state.store(COMPLETED, Ordering::Release);
+        } else {
+            slot.state.store(THIEF_BASE + thief, Ordering::Relaxed);
+        }
+        Some(Stolen {
+            slot: tail,
+            job,
+            is_job,
+        })
+    }
+
+    /// Jobs and halves that thieves could take now (an estimate: it races with them).
+    pub(super) fn shared_len(&self) -> usize {
+        let (tail, split) = unpack(self.ts.load(Ordering::Relaxed));
+        split.saturating_sub(tail)
     }
 
     /// The task stolen from slot `i` has run: everything it wrote is visible to the
@@ -221,7 +289,6 @@ impl Owner {
     }
 
     /// The index of a slot that `push` returned.
-    #[cfg(all(test, loom))]
     pub(super) fn index_of(&self, pushed: Pushed) -> usize {
         self.index(pushed.0)
     }
@@ -301,14 +368,30 @@ impl Owner {
     /// join in between has popped its own task): reading `head` back would chain every
     /// join's pop to the store of the previous one through memory, a store-forwarding
     /// delay on the critical path of each join.
-    #[inline]
+    #[cfg(all(test, loom))]
     pub(super) fn pop_or_reclaim(&self, pushed: Pushed) -> bool {
+        self.pop_private(pushed) || self.pop_shared(pushed)
+    }
+
+    /// The fast half of [`pop_or_reclaim`](Owner::pop_or_reclaim): pops the slot if it is
+    /// private. A shared slot, or one with jobs pushed above it (`push_job` shares up to
+    /// them), is left to [`pop_shared`](Owner::pop_shared).
+    #[inline]
+    pub(super) fn pop_private(&self, pushed: Pushed) -> bool {
         let Pushed(p) = pushed;
-        debug_assert_eq!(self.head.get(), p.wrapping_add(1));
         if p >= self.split.get() {
+            debug_assert_eq!(self.head.get(), p.wrapping_add(1));
             self.head.set(p);
             return true;
         }
+        false
+    }
+
+    /// The slow half of [`pop_or_reclaim`](Owner::pop_or_reclaim), once nothing is above
+    /// the slot any more: pulls the split back below it, or finds it stolen.
+    pub(super) fn pop_shared(&self, pushed: Pushed) -> bool {
+        let Pushed(p) = pushed;
+        debug_assert_eq!(self.head.get(), p.wrapping_add(1));
         let h = self.index(p);
         let d = self.deque();
         let mut ts = d.ts.load(Ordering::Acquire);
@@ -365,6 +448,8 @@ impl Owner {
         self.deque().ts.store(pack(h, h), Ordering::Release);
     }
 }
+
+mod jobs;
 
 /// The protocol under loom's model of the memory orderings: every interleaving (bounded
 /// by `LOOM_MAX_PREEMPTIONS`) of an owner pushing, popping and waiting against thieves.

@@ -5,19 +5,31 @@ use std::cell::UnsafeCell;
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-/// A pointer to a job and the function that runs it: what a deque slot holds.
+/// A pointer to a job and the function that runs it: what a deque slot holds. A `join`
+/// half is a [`StackJob`] on its forker's stack; the layer above (futures) pushes jobs of
+/// its own, on the heap, with [`JobRef::new`].
 #[derive(Clone, Copy)]
-pub(super) struct JobRef {
+pub(crate) struct JobRef {
     data: *const (),
     exec: unsafe fn(*const (), &Worker),
 }
 
 impl JobRef {
+    /// A job at `data`, run by `exec(data, worker)`.
+    pub(crate) fn new(data: *const (), exec: unsafe fn(*const (), &Worker)) -> JobRef {
+        JobRef { data, exec }
+    }
+
+    /// The `data` the job was made with.
+    pub(crate) fn data(self) -> *const () {
+        self.data
+    }
+
     /// Runs the job on worker `w`.
     ///
     /// # Safety
     /// The job must still be alive and must not have been run before.
-    pub(super) unsafe fn execute(self, w: &Worker) {
+    pub(crate) unsafe fn execute(self, w: &Worker) {
         // SAFETY: forwarded from the caller.
         unsafe { (self.exec)(self.data, w) }
     }

@@ -13,7 +13,9 @@
 //! the pool has been idle for a moment.
 //!
 //! A PE has one pool ([`Ctx::pool`](crate::Ctx::pool)); the futures scheduler of
-//! [`crate::tasks`] runs its workers on its threads through the hooks of `idle.rs`.
+//! [`crate::tasks`] runs its workers on its threads through the hooks of `idle.rs`, and
+//! puts its jobs in the same deques (one per worker): a slot says whether it holds a half
+//! or such a job, and a thief says which it may take (`Take`, `docs/one-deque.md`).
 //!
 //! ```
 //! use rhizome::pool::{Pool, Worker};
@@ -30,11 +32,13 @@ mod deque;
 mod idle;
 mod job;
 
+pub(crate) use deque::Take;
 pub(crate) use idle::set_helper;
+pub(crate) use job::JobRef;
 
 use crate::backoff::Backoff;
 use crate::rng::XorShift64;
-use deque::{COMPLETED, Deque, Owner, Pushed, THIEF_BASE};
+use deque::{COMPLETED, Deque, Owner, Pushed, RETURNED, THIEF_BASE};
 use job::StackJob;
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -197,12 +201,15 @@ fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
     slot: Pushed,
 ) {
     // A task that was not stolen is dropped unrun; a stolen one's result (or panic) is
-    // dropped here: the first panic is the one that propagates.
-    if worker.owner.pop_or_reclaim(slot) {
+    // dropped here: the first panic is the one that propagates. Jobs the unwinding frame
+    // spawned above it still run (their futures may be awaited elsewhere).
+    if worker.owner.pop_private(slot) || worker.pop_shared(slot) {
         // SAFETY: popped back, so no thief has it; its closure is used nowhere else.
         unsafe { job.drop_fn() };
+    } else if worker.wait_for_thief() {
+        // SAFETY: returned unrun by the thief that won it; its closure is used nowhere else.
+        unsafe { job.drop_fn() };
     } else {
-        worker.wait_for_thief();
         // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
         drop(unsafe { job.take_result() });
     }
@@ -276,17 +283,87 @@ impl Worker {
         };
         let ra = a(self);
         std::mem::forget(guard);
-        if self.owner.pop_or_reclaim(slot) {
-            // SAFETY: popped back, so no thief has it; its closure is used once, here.
+        if self.owner.pop_private(slot) || self.pop_shared(slot) || self.wait_for_thief() {
+            // SAFETY: popped back (or returned unrun by the thief that won it), so no
+            // thief runs it; its closure is used once, here.
             (ra, unsafe { job_b.take_fn() }(self))
         } else {
-            self.wait_for_thief();
             // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
             match unsafe { job_b.take_result() } {
                 Ok(rb) => (ra, rb),
                 Err(p) => resume_unwind(p),
             }
         }
+    }
+
+    /// The slow path of a join's pop: its slot is shared, or jobs of the layer above were
+    /// pushed above it (`push_job` shares them, so their joins come here). Runs those jobs
+    /// first (the frames that spawned them have returned; a job is safe to run on any
+    /// stack), then pulls the slot back or finds it stolen.
+    #[cold]
+    #[inline(never)]
+    fn pop_shared(&self, slot: Pushed) -> bool {
+        let floor = self.owner.index_of(slot) + 1;
+        self.run_jobs_above(floor);
+        self.owner.pop_shared(slot)
+    }
+
+    /// Runs (or, if a thief took them, lets go of) the slots at index `floor` and above:
+    /// jobs of the layer above that the frames which pushed them left behind.
+    pub(crate) fn run_jobs_above(&self, floor: usize) {
+        while self.owner.top_above(floor).is_some() {
+            if let Some(job) = self.pop_above(floor) {
+                // SAFETY: popped back (or returned by its thief), so this is its only run;
+                // a job's data lives on the heap until it runs.
+                unsafe { job.execute(self) };
+            }
+        }
+    }
+
+    /// Pops the newest slot if it is at index `floor` or above: its job, or `None` if a
+    /// thief took it (or there is none). For jobs of the layer above, which the frames
+    /// that pushed them left behind (never a half of a `join` still waiting).
+    pub(crate) fn pop_above(&self, floor: usize) -> Option<JobRef> {
+        let top = self.owner.top_above(floor)?;
+        self.owner.pop_top(top)
+    }
+
+    /// Where this worker's next push goes: a mark for [`run_jobs_above`](Worker::run_jobs_above).
+    pub(crate) fn deque_mark(&self) -> usize {
+        self.owner.head_index()
+    }
+
+    /// Pushes a job of the layer above (a future's job, on the heap) and shares it at once;
+    /// false when the deque is full. Its `exec` must take it over whoever runs it: the
+    /// owner popping it, a thief, or a waiter that claimed it first.
+    pub(crate) fn push_job(&self, job: JobRef) -> bool {
+        self.owner.push_job(job)
+    }
+
+    /// Pops this worker's newest slot if it holds a job of the layer above (never a half:
+    /// the halves in a worker's own deque belong to `join`s waiting below on its stack).
+    pub(crate) fn pop_own_job(&self) -> Option<JobRef> {
+        let top = self.owner.top_above(0)?;
+        if !self.owner.is_job(top) {
+            return None;
+        }
+        self.owner.pop_top(top)
+    }
+
+    /// Takes the oldest shared slot of worker `victim` (this worker too) if it holds a job
+    /// of the layer above, without running it: for another PE's steal request.
+    pub(crate) fn steal_job_for_export(&self, victim: usize) -> Option<JobRef> {
+        let s = self
+            .shared
+            .deques
+            .get(victim)?
+            .steal(self.index, Take::Jobs)?;
+        Some(s.job)
+    }
+
+    /// Jobs and halves that thieves could take from the workers of this pool now.
+    pub(crate) fn shared_estimate(&self) -> usize {
+        self.shared.deques.iter().map(|d| d.shared_len()).sum()
     }
 
     /// Runs both halves of a join in turn: the deque is full, so there is no more
@@ -308,28 +385,37 @@ impl Worker {
     /// from anyone. Under a layer with a helper (a run of [`crate::tasks`]), it takes no
     /// other PE-mate's half: a half may wait for a future whose job is suspended below this
     /// frame (see `Halves` in `tasks/worker.rs`); the helper runs jobs instead.
+    ///
+    /// Returns true if the thief returned the task unrun (it won a slot it may not run,
+    /// see `RETURNED`): the caller runs it.
     #[cold]
-    fn wait_for_thief(&self) {
+    fn wait_for_thief(&self) -> bool {
         let h = self.owner.begin_wait();
         let mut backoff = idle_backoff();
+        // A thread that works for no layer with a helper cannot run that layer's jobs.
         let any_half = !idle::has_helper();
-        loop {
+        let leap = if any_half { Take::Halves } else { Take::Any };
+        let state = loop {
             let state = self.owner.thief_state(h);
-            if state == COMPLETED {
-                break;
+            if state == COMPLETED || state == RETURNED {
+                break state;
             }
-            let stolen_back = state >= THIEF_BASE && self.steal_from(state - THIEF_BASE);
-            if stolen_back || (any_half && self.steal_random()) || idle::help() {
+            let stolen_back = state >= THIEF_BASE && self.steal_from(state - THIEF_BASE, leap);
+            if stolen_back || (any_half && self.steal_random(Take::Halves)) || idle::help() {
                 backoff.reset();
             } else {
                 backoff.snooze();
             }
-        }
+        };
+        // Jobs that what ran meanwhile spawned and left above the slot.
+        self.run_jobs_above(h + 1);
         self.owner.end_wait(h);
+        state == RETURNED
     }
 
-    /// Steals and runs the oldest shared task of a random PE-mate; false if it found none.
-    pub(crate) fn steal_random(&self) -> bool {
+    /// Steals and runs the oldest shared task of a random PE-mate, if `take` allows it;
+    /// false if it found none.
+    pub(crate) fn steal_random(&self, take: Take) -> bool {
         let n = self.workers();
         if n < 2 {
             return false;
@@ -338,22 +424,27 @@ impl Worker {
         if v >= self.index {
             v += 1;
         }
-        self.steal_from(v)
+        self.steal_from(v, take)
     }
 
-    /// Steals and runs the oldest shared task of `victim`.
-    fn steal_from(&self, victim: usize) -> bool {
+    /// Steals and runs the oldest shared task of `victim`, if `take` allows it.
+    pub(crate) fn steal_from(&self, victim: usize, take: Take) -> bool {
         if victim == self.index {
             return false;
         }
-        let d = &self.shared.deques[victim];
-        let Some((slot, job)) = d.steal(self.index) else {
+        let Some(d) = self.shared.deques.get(victim) else {
             return false;
         };
-        // SAFETY: the job's frame waits in `wait_for_thief` until the slot is completed,
-        // so it is alive, and nobody else runs it.
-        unsafe { job.execute(self) };
-        d.complete(slot);
+        let Some(s) = d.steal(self.index, take) else {
+            return false;
+        };
+        // SAFETY: a half's frame waits in `wait_for_thief` until the slot is completed,
+        // so it is alive; a job lives on the heap until it runs. Winning the slot made
+        // this its only run (a job's `exec` also claims it against waiters).
+        unsafe { s.job.execute(self) };
+        if !s.is_job {
+            d.complete(s.slot);
+        }
         true
     }
 
@@ -370,7 +461,8 @@ impl Worker {
                 // The hook first: a layer that has one wants every task of the run, the
                 // fork-join ones included, to run inside it (it has the waiting context).
                 self.run_idle_hook();
-                if self.steal_random() {
+                // Outside the hook: halves only (a job runs inside a worker of its run).
+                if self.steal_random(Take::Halves) {
                     backoff.reset();
                 } else {
                     backoff.snooze();

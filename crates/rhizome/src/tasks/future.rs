@@ -2,6 +2,7 @@
 //! futures whose values travel between PEs ([`Values`]).
 
 use super::Stopped;
+use super::claim::Claimable;
 use super::wire::Msg;
 use super::worker::{current_shared, current_worker};
 use crate::backoff::Backoff;
@@ -10,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll, Waker};
 
 /// Why a job produced no value: it panicked (here or on another PE).
@@ -57,6 +58,9 @@ pub(super) struct State<T> {
     export_id: OnceLock<u64>,
     /// For a future received from another PE: its home `(pe, id)`.
     home: Option<(u32, u64)>,
+    /// The job that fulfills this state, while it waits in a deque of this PE: a waiter
+    /// claims and runs it directly (see `claim.rs`).
+    pub(super) job: OnceLock<Weak<Claimable>>,
 }
 
 impl<T> State<T> {
@@ -75,6 +79,7 @@ impl<T> State<T> {
             thief: AtomicU64::new(NO_THIEF),
             export_id: OnceLock::new(),
             home,
+            job: OnceLock::new(),
         }
     }
 

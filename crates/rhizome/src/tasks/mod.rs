@@ -53,14 +53,17 @@
 //! threads for jobs, futures and fork-join ([`TaskCtx::join`], [`TaskCtx::worker`], and a
 //! BDD manager made on the same pool).
 //!
-//! Every worker has a deque of jobs: it pushes and pops its own jobs at one end (newest
-//! first); an idle worker takes, in order, its own newest job, the oldest job of the worker
-//! that runs the job it waits for (leapfrogging), a job from the PE's inbox (jobs received
-//! from other PEs), the oldest job of a random PE-mate, and, if it waits for nothing, a
-//! forked `join` half of a PE-mate. Only when the whole PE is out of work does it steal from another PE: its main
-//! thread sends a steal request, and the victim's main thread answers at its next poll
-//! point with one job (steal-one) or half of its stealable jobs (steal-many), encoded, or
-//! with nothing. No lock and no remote memory access is involved: the deques are private
+//! Every worker has one deque, the pool's, and it holds both its jobs and its `join`
+//! halves (`claim.rs`, `docs/one-deque.md`): it pushes and pops at one end (newest first),
+//! thieves take the oldest slot. A worker takes, in order, the job it waits for if no one
+//! has claimed it yet (wherever its slot is), its own newest slot if that is a job, the
+//! oldest job of the worker that runs the job it waits for (leapfrogging), a job from the
+//! PE's inbox (jobs received from other PEs), and the oldest slot of a random PE-mate: any
+//! slot if it waits for nothing, a job only if it waits. Only when the whole PE is out of
+//! work does it steal from another PE: its main thread sends a steal request, and the
+//! victim's main thread answers at its next poll point with one job (steal-one) or half of
+//! its stealable jobs (steal-many), taken oldest first from its workers' deques and
+//! encoded, or with nothing. No lock and no remote memory access is involved: the deques are private
 //! to their PE (request/transfer through messages). A stolen job's result travels back to
 //! the owner of its future in a message; a job is encoded only when it leaves its PE. A
 //! `join` waiting for its thief runs jobs and moves messages meanwhile. At the start of a
@@ -93,12 +96,18 @@
 //! without spawning can call [`TaskCtx::poll`] so steal requests are answered.
 
 //! # Layout
-//! `job` holds the jobs ([`Job`]), `wire` the messages and the decoder registry, `steal`
-//! local and remote stealing, `worker` the worker loop and [`TaskCtx`], `future` the
-//! futures, `termination` the waves that end a run, `stats` the counters.
+//! `job` holds the jobs ([`Job`]), `claim` a job in a worker's deque and the claim that
+//! runs it once, `wire` the messages and the decoder registry, `steal` the inbox and
+//! remote stealing, `worker` [`TaskCtx`] and how threads become workers,
+//! `spawn` what a job does with its worker (spawn, join, block_on), `schedule` the loop
+//! that finds the next job, `future` the futures, `termination` the waves that end a run,
+//! `stats` the counters.
 
+mod claim;
 mod future;
 mod job;
+mod schedule;
+mod spawn;
 mod stats;
 mod steal;
 mod termination;
@@ -256,13 +265,11 @@ impl Tasks {
         let background = |w: &Worker| worker::background_worker(sh, w);
         let r = self.pool.run_with_idle(&background, |w| {
             let _stop = StopGuard(sh);
-            let deque = sh.local.deques()[0]
-                .take()
-                .expect("rhizome: Tasks::run re-entered");
+            assert!(sh.local.lend(0), "rhizome: Tasks::run re-entered");
+            let mark = w.deque_mark();
             let main = TaskCtx::new(
                 Arc::clone(sh),
                 0,
-                deque,
                 Some(MainCtx {
                     // SAFETY: only the lifetime is erased: `main` and every reference to
                     // it (the WORKER thread-local, reset by the guard) end inside this
@@ -284,7 +291,8 @@ impl Tasks {
             main.top_loop();
             drop(g);
             sh.stats.add(Counter::JobsRun, main.jobs.get());
-            sh.local.deques()[0] = Some(main.deque);
+            main.release_slots_above(mark);
+            sh.local.give_back(0);
             r
         });
         // Drain replies to late steal requests and subscriptions, on every PE.

@@ -1,17 +1,19 @@
-//! Where an idle worker finds work: the deques of its PE-mates and the PE's inbox of jobs
-//! received from other PEs (local stealing), and other PEs, asked by messages (remote
-//! stealing, one job or half of the stealable ones per request), with leapfrogging to the
-//! worker or PE that runs an awaited job.
+//! Where an idle worker finds work besides the workers' deques (the pool's, stolen from in
+//! `schedule.rs`): the PE's inbox of jobs received from other PEs, and other PEs, asked by
+//! messages (remote stealing, one job or half of the stealable ones per request, taken
+//! from the workers' deques), with leapfrogging to the PE that runs an awaited job.
 
 use super::Shared;
+use super::claim::Claimable;
 use super::job::{Pinned, Task};
 use super::stats::Counter;
 use super::wire::{Msg, Packet, Wire, send_msg};
+use super::worker::current_worker;
 use crate::rng::XorShift64;
 use crate::world::{Am, Ctx};
-use crossbeam_deque::{Injector, Steal, Stealer, Worker as Deque};
+use crossbeam_deque::{Injector, Steal};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 /// How many jobs a PE gives away for one steal request from another PE.
@@ -28,59 +30,33 @@ const MAX_BATCH: usize = 64;
 /// `Remote::leap_hint` when no awaited job runs on another PE.
 const NO_HINT: usize = usize::MAX;
 
-/// The jobs of one PE: a deque per worker, and the inbox.
+/// The jobs of one PE besides the workers' deques (which are the pool's: one per worker,
+/// shared with `join` halves): the inbox, and which task workers are taken in a run.
 pub(super) struct Local {
-    pub(super) stealers: Box<[Stealer<Task>]>,
-    /// The deques themselves, lent to the worker threads during a run.
-    deques: Mutex<Vec<Option<Deque<Task>>>>,
+    /// Which task worker indices are in use: a thread becomes worker `i` only while it
+    /// holds `i` (a background thread between two runs may still work for the last one).
+    lent: Mutex<Vec<bool>>,
     /// Jobs received from other PEs, or pinned here: any worker of the PE takes them.
     pub(super) inbox: Injector<Task>,
 }
 
 impl Local {
     pub(super) fn new(workers: usize) -> Local {
-        let deques: Vec<Deque<Task>> = (0..workers).map(|_| Deque::new_lifo()).collect();
         Local {
-            stealers: deques.iter().map(|d| d.stealer()).collect(),
-            deques: Mutex::new(deques.into_iter().map(Some).collect()),
+            lent: Mutex::new(vec![false; workers]),
             inbox: Injector::new(),
         }
     }
 
-    /// The deques, to lend to the workers of a run and put back after it.
-    pub(super) fn deques(&self) -> MutexGuard<'_, Vec<Option<Deque<Task>>>> {
-        self.deques.lock().unwrap_or_else(|e| e.into_inner())
+    /// Takes task worker index `i` for this thread; false if another thread has it.
+    pub(super) fn lend(&self, i: usize) -> bool {
+        let mut lent = self.lent.lock().unwrap_or_else(|e| e.into_inner());
+        !std::mem::replace(&mut lent[i], true)
     }
 
-    fn stealable(&self) -> usize {
-        self.stealers.iter().map(|s| s.len()).sum::<usize>()
-    }
-
-    /// Takes the oldest job of any worker deque for a thief from another PE. Jobs in the
-    /// inbox (received from other PEs, or pinned here) are not given away again: a stolen
-    /// job runs on its thief, so jobs cannot bounce between PEs.
-    fn steal_any(&self) -> Option<Task> {
-        loop {
-            let mut retry = false;
-            for s in self.stealers.iter() {
-                match s.steal() {
-                    Steal::Success(t) => return Some(t),
-                    Steal::Retry => retry = true,
-                    Steal::Empty => {}
-                }
-            }
-            if !retry {
-                return None;
-            }
-        }
-    }
-
-    /// Steals the oldest job of worker `victim`.
-    pub(super) fn steal_from(&self, victim: usize) -> Option<Task> {
-        match self.stealers.get(victim)?.steal() {
-            Steal::Success(t) => Some(t),
-            _ => None,
-        }
+    /// Gives task worker index `i` back.
+    pub(super) fn give_back(&self, i: usize) {
+        self.lent.lock().unwrap_or_else(|e| e.into_inner())[i] = false;
     }
 
     pub(super) fn take_inbox(&self) -> Option<Task> {
@@ -198,24 +174,38 @@ impl Shared {
     }
 
     /// Answers PE `thief`'s steal request with what can leave this PE.
+    ///
+    /// The jobs come from the workers' deques, oldest first, the main thread's own too
+    /// (through the thieves' path: it answers between jobs). A deque whose oldest shared
+    /// slot is a `join` half gives nothing (halves never leave the PE). Jobs in the inbox
+    /// (received from other PEs, or pinned here) are not given away again: a stolen job
+    /// runs on its thief, so jobs cannot bounce between PEs.
     pub(super) fn answer_steal(&self, ctx: &Ctx, am: Am<Packet>, thief: u32, many: bool) {
-        let avail = self.local.stealable();
-        let want = if many {
-            (avail / 2).clamp(1, MAX_BATCH)
-        } else {
-            1
-        };
         let mut tasks = Vec::new();
         let mut keep = Vec::new();
-        let mut tries = avail + want;
-        while tasks.len() < want && tries > 0 {
-            tries -= 1;
-            let Some(t) = self.local.steal_any() else {
-                break;
+        // Outside a run (late requests drained after it) there is nothing to give.
+        if let Some(me) = current_worker().filter(|t| std::ptr::eq(&*t.sh, self)) {
+            let w = me.worker();
+            let want = if many {
+                (w.shared_estimate() / 2).clamp(1, MAX_BATCH)
+            } else {
+                1
             };
-            match t.export(self, thief as usize) {
-                Ok(w) => tasks.push(w),
-                Err(t) => keep.push(t),
+            'victims: for v in 0..self.workers {
+                while tasks.len() < want {
+                    let Some(job) = w.steal_job_for_export(v) else {
+                        continue 'victims;
+                    };
+                    // SAFETY: a job slot of this layer, won by this thread alone.
+                    let cell = unsafe { Claimable::from_slot(job) };
+                    // Claimed first by a waiter: it runs there.
+                    let Some(t) = cell.claim() else { continue };
+                    match t.export(self, thief as usize) {
+                        Ok(w) => tasks.push(w),
+                        Err(t) => keep.push(t),
+                    }
+                }
+                break;
             }
         }
         for t in keep {

@@ -61,7 +61,7 @@ fn thief(b: Arc<Bench>, me: usize, tries: usize) -> thread::JoinHandle<Vec<usize
     thread::spawn(move || {
         let mut ran = Vec::new();
         for _ in 0..tries {
-            if let Some((slot, job)) = b.deque.steal(me) {
+            if let Some(super::Stolen { slot, job, .. }) = b.deque.steal(me, super::Take::Any) {
                 // SAFETY: winning the slot makes this thread its only user until it
                 // completes the slot (loom checks it).
                 b.results[slot].with_mut(|r| unsafe { *r = job.tag() });
@@ -152,4 +152,144 @@ fn a_slot_reused_after_a_steal_carries_the_new_task() {
 #[test]
 fn two_thieves_never_take_the_same_task() {
     model(&[1, 1], 2, nested);
+}
+
+// One deque per worker: the jobs of the layer above (futures) share the deque with the
+// halves. A job slot is claimed once (here: one flag per tag, the `Claimable` of
+// `tasks/claim.rs`) by whoever reaches it first, the owner popping it, a thief, or a
+// waiter holding the job's future; a thief completes a job slot as soon as it has read it,
+// and the owner reuses a stolen slot only after that (loom's cells check the reuse does
+// not race the read). A thief that may not run what it won returns it to the owner.
+
+/// One claim flag per tag.
+struct Claims([::loom::sync::atomic::AtomicBool; 4]);
+
+impl Claims {
+    fn new() -> Arc<Claims> {
+        Arc::new(Claims(std::array::from_fn(|_| {
+            ::loom::sync::atomic::AtomicBool::new(false)
+        })))
+    }
+
+    /// Whether this caller is the one that runs job `tag`.
+    fn claim(&self, tag: usize) -> bool {
+        !self.0[tag].swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+}
+
+/// A thief of worker `me` that may take `take`, making `tries` attempts; returns the tags
+/// it ran (a job only if it won the job's claim).
+fn mixed_thief(
+    b: Arc<Bench>,
+    claims: Arc<Claims>,
+    me: usize,
+    take: super::Take,
+    tries: usize,
+) -> thread::JoinHandle<Vec<usize>> {
+    thread::spawn(move || {
+        let mut ran = Vec::new();
+        for _ in 0..tries {
+            let Some(s) = b.deque.steal(me, take) else {
+                continue;
+            };
+            let tag = s.job.tag();
+            assert!(
+                take != super::Take::Jobs || s.is_job,
+                "a thief that takes jobs only ran a half"
+            );
+            if s.is_job {
+                if claims.claim(tag) {
+                    ran.push(tag);
+                }
+            } else {
+                // SAFETY: the half's slot is this thread's until it completes it.
+                b.results[s.slot].with_mut(|r| unsafe { *r = tag });
+                ran.push(tag);
+                b.deque.complete(s.slot);
+            }
+        }
+        ran
+    })
+}
+
+/// The owner's side: pushes half 1, then job 2, runs what is left above the half (the
+/// job, unless a thief or the waiter has it), reuses the slot for job 3 and runs that,
+/// then takes the half back (or waits for its thief). Returns the tags the owner ran.
+fn owner_with_jobs(b: &Bench, o: &Owner, claims: &Claims) -> Vec<usize> {
+    let mut ran = Vec::new();
+    let half = o.push(JobRef::tagged(1)).expect("room");
+    let floor = o.index_of(half) + 1;
+    let run_above = |ran: &mut Vec<usize>| {
+        while let Some(top) = o.top_above(floor) {
+            if let Some(job) = o.pop_top(top)
+                && claims.claim(job.tag())
+            {
+                ran.push(job.tag());
+            }
+        }
+    };
+    assert!(o.push_job(JobRef::tagged(2)));
+    run_above(&mut ran);
+    assert!(o.push_job(JobRef::tagged(3)));
+    run_above(&mut ran);
+    if o.pop_private(half) || o.pop_shared(half) {
+        ran.push(1);
+        return ran;
+    }
+    let h = o.begin_wait();
+    let state = loop {
+        let s = o.thief_state(h);
+        if s == COMPLETED || s == super::RETURNED {
+            break s;
+        }
+        thread::yield_now();
+    };
+    if state == super::RETURNED {
+        ran.push(1);
+    } else {
+        // SAFETY: the thief wrote the cell before completing the slot (loom checks it).
+        assert_eq!(b.results[h].with(|r| unsafe { *r }), 1);
+    }
+    o.end_wait(h);
+    ran
+}
+
+/// Runs the owner against thieves (`take`, tries) and a waiter that claims job 2, and
+/// checks that halves and jobs 1..=3 ran exactly once each.
+fn model_with_jobs(thieves: &'static [(super::Take, usize)], waiter: bool) {
+    ::loom::model(move || {
+        let b = Bench::new();
+        let claims = Claims::new();
+        let handles: Vec<_> = (thieves.iter().enumerate())
+            .map(|(me, &(take, n))| mixed_thief(Arc::clone(&b), Arc::clone(&claims), me, take, n))
+            .collect();
+        let waiter = waiter.then(|| {
+            let claims = Arc::clone(&claims);
+            thread::spawn(move || if claims.claim(2) { vec![2] } else { vec![] })
+        });
+        // SAFETY: `b` outlives `o`, and `o` is the deque's only owner.
+        let o = unsafe { Owner::new(&b.deque) };
+        let mut all = owner_with_jobs(&b, &o, &claims);
+        all.extend(handles.into_iter().flat_map(|t| t.join().unwrap()));
+        all.extend(waiter.into_iter().flat_map(|t| t.join().unwrap()));
+        all.sort_unstable();
+        assert_eq!(all, [1, 2, 3], "a task lost or run twice");
+    });
+}
+
+/// Owner, a thief of jobs only and a waiter claiming job 2: the thief never runs the half
+/// (it returns one it won through a stale look), a job runs once, and the slot of a stolen
+/// job is reused only after its thief has read it.
+#[test]
+fn jobs_and_a_half_against_a_job_thief_and_a_waiter_run_once() {
+    model_with_jobs(&[(super::Take::Jobs, 2)], true);
+}
+
+/// Owner against a thief that takes halves only (a background worker outside a run): it
+/// runs the half if it wins it, and returns a job it wins through a stale look at the
+/// slot's kind to the owner, which runs it. (A thief that takes any slot is the thief of
+/// the models above.)
+#[test]
+fn jobs_and_a_half_against_a_halves_only_thief_run_once() {
+    model_with_jobs(&[(super::Take::Halves, 2)], false);
 }
