@@ -220,23 +220,13 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
         .memory
         .unwrap_or_else(|| (physical_memory() / 2).min(16 << 30));
     let mut defaults = Config::default();
-    // Tuning knobs for experiments, deliberately not command-line options.
-    if let Some(r) = std::env::var("RHIZOME_CACHE_RATIO")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
+    if let Some(r) = tuning_knob("RHIZOME_CACHE_RATIO") {
         defaults.cache_ratio = r;
     }
-    if let Some(n) = std::env::var("RHIZOME_INITIAL_NODES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
+    if let Some(n) = tuning_knob("RHIZOME_INITIAL_NODES") {
         defaults.initial_nodes = n;
     }
-    if let Some(g) = std::env::var("RHIZOME_GROW")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
+    if let Some(g) = tuning_knob("RHIZOME_GROW") {
         defaults.grow_threshold = g;
     }
     let max_nodes = Config::max_nodes_for_bytes(memory, defaults.cache_ratio);
@@ -545,4 +535,10 @@ fn write_json<S: NodeStore, C: OpCache>(
         Some(stdout) => stdout.write(&text),
         None => std::fs::write(path, text).with_context(|| format!("writing {}", path.display())),
     }
+}
+
+/// A tuning knob for experiments, read from the environment variable `name`: deliberately
+/// not a command-line option. Unset or unparsable leaves the default.
+fn tuning_knob<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }

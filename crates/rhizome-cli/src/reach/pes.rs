@@ -100,12 +100,8 @@ fn on_pe(
     );
     let mut m = Manager::from_parts_on_pool(store, cache, config.clone(), pool);
     let tasks = peaks.tasks.expect("a scheduler on several PEs");
-    // A tuning knob for experiments (0: PE 0 runs every operation alone), deliberately
-    // not a command-line option, like the others in `reach.rs`.
-    let depth = std::env::var("RHIZOME_SPREAD_DEPTH")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(SPREAD_DEPTH);
+    // 0: PE 0 runs every operation alone.
+    let depth = super::tuning_knob("RHIZOME_SPREAD_DEPTH").unwrap_or(SPREAD_DEPTH);
     m.spread_over(ctx, tasks, depth);
     if ctx.my_pe() != 0 {
         m.serve(ctx, tasks);
