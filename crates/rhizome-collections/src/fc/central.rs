@@ -126,7 +126,7 @@ impl<C: Combine> Shared<C> {
             }
             let mut proxy = std::mem::take(&mut c.proxy);
             let origins = std::mem::take(&mut c.origins);
-            let batches = proxy.batch(ctx.num_pes());
+            let batches = proxy.batch(COMBINER, ctx.num_pes(), &mut self.master.borrow_mut());
             c.committing = Some(Committing {
                 proxy,
                 origins,
@@ -157,7 +157,12 @@ impl<C: Combine> Shared<C> {
             }
             let mut done = c.committing.take().expect("checked");
             let answers = done.answers.into_iter().map(|a| a.expect("all in"));
-            let resolved = done.proxy.resolve(answers.collect());
+            let mut master = self.master.borrow_mut();
+            let fetches = done.proxy.fetches(answers.collect(), COMBINER, &mut master);
+            // Whatever a commit leaves to fetch, the combiner left it in its own part
+            // (it makes every batch of the structure), so it was read in place.
+            assert!(fetches.is_empty(), "a centralized commit fetches nothing");
+            let resolved = done.proxy.resolve(Vec::new());
             let results: Results<C::Out> = resolved
                 .into_iter()
                 .map(|(i, out)| (done.origins[i].0, (done.origins[i].1, out)))

@@ -3,7 +3,7 @@
 
 use super::central::Central;
 use super::{Mode, Stats};
-use rhizome::coop::{CondVar, Coop, GlobalLock, yield_now};
+use rhizome::coop::{CondVar, Coop, GlobalLock, join_all, yield_now};
 use rhizome::{CallAm, Message};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -21,6 +21,10 @@ pub trait Combine: Default + 'static {
     type Batch: Message;
     /// What that PE answers.
     type Answer: Message;
+    /// What a commit reads, after the answers, from one PE's part of the structure.
+    type Fetch: Message;
+    /// What that PE gives back.
+    type Fetched: Message;
     /// The structure's part on one PE (all of it on a stack's master).
     type Master: Default + 'static;
     /// Whether the mode without combining takes a global lock at PE 0 around each
@@ -33,11 +37,29 @@ pub trait Combine: Default + 'static {
     /// Operations pending (what the combining buffer holds).
     fn pending(&self) -> usize;
     /// The batches of every pending operation, with the PE each goes to, among `pes`
-    /// (the proxy then commits nothing else).
-    fn batch(&mut self, pes: usize) -> Vec<(usize, Self::Batch)>;
-    /// The results of the pending operations, by index, from the answers to the batches
-    /// (in the order of the batches).
-    fn resolve(&mut self, answers: Vec<Self::Answer>) -> Vec<(usize, Self::Out)>;
+    /// (the proxy then commits nothing else). `local` is this PE's (`me`'s) part of the
+    /// structure: a batch may leave data there for other PEs to fetch (a queue's pushed
+    /// values stay where they were pushed).
+    fn batch(
+        &mut self,
+        me: usize,
+        pes: usize,
+        local: &mut Self::Master,
+    ) -> Vec<(usize, Self::Batch)>;
+    /// Given the answers to the batches (in their order), what the commit still has to
+    /// read from other PEs, one request per PE (reads of `local`, this PE's part, are
+    /// done here, without a message). Empty for a structure whose answers are final.
+    fn fetches(
+        &mut self,
+        answers: Vec<Self::Answer>,
+        me: usize,
+        local: &mut Self::Master,
+    ) -> Vec<(usize, Self::Fetch)>;
+    /// Serves a fetch on the PE it went to, in one message handler.
+    fn serve(local: &mut Self::Master, fetch: Self::Fetch) -> Self::Fetched;
+    /// The results of the pending operations, by index, once the fetches are answered
+    /// (in their order).
+    fn resolve(&mut self, fetched: Vec<Self::Fetched>) -> Vec<(usize, Self::Out)>;
     /// Applies a batch on its PE, atomically (it runs in one message handler).
     fn apply(master: &mut Self::Master, batch: Self::Batch) -> Self::Answer;
 }
@@ -62,6 +84,13 @@ struct Slot<Out> {
     waker: Option<Waker>,
     /// Woken to become the combiner rather than with a result.
     nudged: bool,
+}
+
+/// Where the result of one operation of [`Flat::apply_all`] is: known at once, or in a
+/// slot of a round.
+enum Place<C: Combine> {
+    Done(C::Out),
+    At(Rc<RefCell<Round<C>>>, usize),
 }
 
 /// A proxy and the slots of the operations it took.
@@ -96,6 +125,7 @@ pub struct Flat<'c, C: Combine> {
     mode: Mode,
     capacity: usize,
     commit: CallAm<C::Batch, C::Answer>,
+    fetch: CallAm<C::Fetch, C::Fetched>,
     /// This PE's part of the structure, which the commit handler changes.
     master: Rc<RefCell<C::Master>>,
     lock: GlobalLock,
@@ -121,6 +151,10 @@ impl<'c, C: Combine> Flat<'c, C> {
         let commit = coop
             .ctx()
             .register_call(move |_, batch| C::apply(&mut state.borrow_mut(), batch));
+        let state = master.clone();
+        let fetch = coop
+            .ctx()
+            .register_call(move |_, fetch| C::serve(&mut state.borrow_mut(), fetch));
         let central = Central::new(coop.ctx(), master.clone());
         Flat {
             lock: coop.lock_on(0),
@@ -128,6 +162,7 @@ impl<'c, C: Combine> Flat<'c, C> {
             mode,
             capacity,
             commit,
+            fetch,
             master,
             current: RefCell::default(),
             in_flight: Cell::new(false),
@@ -162,6 +197,36 @@ impl<'c, C: Combine> Flat<'c, C> {
     /// structure, from any PE.
     pub async fn apply(&self, op: C::Op) -> C::Out {
         self.ops.set(self.ops.get() + 1);
+        self.one(op).await
+    }
+
+    /// Runs `ops` as concurrent operations of the calling task, as if each were awaited
+    /// by a task of its own, all started together (they have no order among them), and
+    /// returns their results in the order of `ops`. Each is linearizable as one
+    /// [`apply`](Self::apply); combining, they all go in the current proxy (as many
+    /// as its buffer takes) and the task waits once, with no task per operation.
+    pub async fn apply_all(&self, ops: Vec<C::Op>) -> Vec<C::Out> {
+        self.ops.set(self.ops.get() + ops.len() as u64);
+        if self.mode == Mode::Distributed {
+            return self.combined_all(ops).await;
+        }
+        let results: RefCell<Vec<Option<C::Out>>> =
+            RefCell::new(ops.iter().map(|_| None).collect());
+        join_all(ops.into_iter().enumerate().map(|(i, op)| {
+            let results = &results;
+            async move {
+                let out = self.one(op).await;
+                results.borrow_mut()[i] = Some(out);
+            }
+        }))
+        .await;
+        let results = results.into_inner().into_iter();
+        results
+            .map(|o| o.expect("every operation finished"))
+            .collect()
+    }
+
+    async fn one(&self, op: C::Op) -> C::Out {
         match self.mode {
             Mode::Distributed => self.combined(op).await,
             Mode::Centralized => {
@@ -266,31 +331,140 @@ impl<'c, C: Combine> Flat<'c, C> {
         }
     }
 
+    /// [`apply_all`](Self::apply_all) with combining: offers the operations to the
+    /// current proxy, committing it (or waiting for its commit) whenever it is full,
+    /// then waits for the results of those left pending.
+    async fn combined_all(&self, ops: Vec<C::Op>) -> Vec<C::Out> {
+        let mut places: Vec<Place<C>> = Vec::with_capacity(ops.len());
+        let mut ops = ops.into_iter().peekable();
+        while ops.peek().is_some() {
+            let round = self.current.borrow().clone();
+            {
+                let mut r = round.borrow_mut();
+                while r.proxy.pending() < self.capacity {
+                    let Some(op) = ops.next() else { break };
+                    let index = r.slots.len();
+                    r.slots.push(empty_slot());
+                    match r.proxy.offer(op, index) {
+                        Offer::Done { mine, partner } => {
+                            if let Some((i, out)) = partner {
+                                r.fill(i, out);
+                            }
+                            places.push(Place::Done(mine));
+                        }
+                        Offer::Pending => places.push(Place::At(round.clone(), index)),
+                    }
+                }
+            }
+            if ops.peek().is_none() {
+                break;
+            }
+            // The proxy is full: commit it, or wait for the commit in flight (then this
+            // task, nudged or answered, looks again).
+            if !self.in_flight.get() {
+                self.commit_current().await;
+                continue;
+            }
+            let mine = places.iter().rev().find_map(|p| match p {
+                Place::At(r, i) if Rc::ptr_eq(r, &round) => Some(*i),
+                _ => None,
+            });
+            match mine {
+                Some(index) => self.wait_on(&round, index).await,
+                None => self.space.wait().await,
+            }
+        }
+        // Wait until every pending one is answered, committing when no commit is in
+        // flight (a round is answered all at once, so waiting on the first unanswered
+        // operation suffices).
+        let mut next = 0;
+        loop {
+            while let Some(place) = places.get(next) {
+                match place {
+                    Place::At(r, i) if r.borrow().slots[*i].out.is_none() => break,
+                    _ => next += 1,
+                }
+            }
+            let Some(Place::At(round, index)) = places.get(next) else {
+                break;
+            };
+            if !self.in_flight.get() {
+                yield_now().await;
+                if !self.in_flight.get() && round.borrow().slots[*index].out.is_none() {
+                    self.commit_current().await;
+                }
+                continue;
+            }
+            self.wait_on(round, *index).await;
+        }
+        let out = places.into_iter().map(|p| match p {
+            Place::Done(out) => out,
+            Place::At(r, i) => r.borrow_mut().slots[i].out.take().expect("answered"),
+        });
+        out.collect()
+    }
+
+    /// Waits until operation `index` of `round` is answered, its task is nudged to
+    /// commit, or no commit is in flight any more (a task of [`combined_all`] may have
+    /// left its waker on another of its operations, which a nudge found).
+    async fn wait_on(&self, round: &RefCell<Round<C>>, index: usize) {
+        std::future::poll_fn(|cx| {
+            let mut r = round.borrow_mut();
+            let slot = &mut r.slots[index];
+            if slot.out.is_some() || std::mem::take(&mut slot.nudged) || !self.in_flight.get() {
+                Poll::Ready(())
+            } else {
+                slot.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
     /// Commits a round's pending operations, one batch per PE concerned, all in flight
-    /// together, and fills their slots. The round is not borrowed across the wait: its
-    /// other operations' tasks may be polled.
+    /// together, then the fetches their answers call for, likewise, and fills their
+    /// slots. The round is not borrowed across the waits: its other operations' tasks
+    /// may be polled.
     async fn send(&self, round: &RefCell<Round<C>>) {
+        let ctx = self.coop.ctx();
+        let (me, pes) = (ctx.my_pe(), ctx.num_pes());
         let batches = {
             let mut r = round.borrow_mut();
             if r.proxy.pending() == 0 {
                 return;
             }
-            r.proxy.batch(self.coop.ctx().num_pes())
+            r.proxy.batch(me, pes, &mut self.master.borrow_mut())
         };
-        let n = batches.len() as u64;
-        self.messages.set(self.messages.get() + n);
-        let replies: Vec<_> = batches
+        let answers = self.all_answered(self.commit, batches).await;
+        let fetches = {
+            let mut r = round.borrow_mut();
+            r.proxy.fetches(answers, me, &mut self.master.borrow_mut())
+        };
+        let fetched = self.all_answered(self.fetch, fetches).await;
+        let mut r = round.borrow_mut();
+        for (index, out) in r.proxy.resolve(fetched) {
+            r.fill(index, out);
+        }
+    }
+
+    /// Sends each request to its PE, all in flight together, and returns the answers in
+    /// the requests' order; counts the messages.
+    async fn all_answered<Q: Message, R: Message>(
+        &self,
+        am: CallAm<Q, R>,
+        requests: Vec<(usize, Q)>,
+    ) -> Vec<R> {
+        self.messages
+            .set(self.messages.get() + requests.len() as u64);
+        let replies: Vec<_> = requests
             .iter()
-            .map(|(pe, batch)| self.coop.call(*pe, self.commit, batch))
+            .map(|(pe, q)| self.coop.call(*pe, am, q))
             .collect();
         let mut answers = Vec::with_capacity(replies.len());
         for reply in replies {
             answers.push(reply.await);
         }
-        let mut r = round.borrow_mut();
-        for (index, out) in r.proxy.resolve(answers) {
-            r.fill(index, out);
-        }
+        answers
     }
 }
 

@@ -70,6 +70,8 @@ pub struct MapProxy<V> {
     lookups: HashMap<u64, Vec<usize>>,
     /// The commit in flight: its inserts, and per batch the lookups, in batch order.
     committed: (Vec<usize>, Vec<Vec<Vec<usize>>>),
+    /// Its answers, once in.
+    answers: Vec<Vec<Option<V>>>,
 }
 
 impl<V> Default for MapProxy<V> {
@@ -78,6 +80,7 @@ impl<V> Default for MapProxy<V> {
             inserts: HashMap::new(),
             lookups: HashMap::new(),
             committed: (Vec::new(), Vec::new()),
+            answers: Vec::new(),
         }
     }
 }
@@ -93,6 +96,9 @@ impl<V: Message + Clone> Combine for MapProxy<V> {
     /// The looked-up keys' values, in the batch's order.
     type Answer = Vec<Option<V>>;
     type Master = HashMap<u64, V>;
+    /// Nothing: an owner's answer is final.
+    type Fetch = ();
+    type Fetched = ();
     const LOCKED: bool = false;
 
     fn offer(&mut self, op: MapOp<V>, index: usize) -> Offer<Option<V>> {
@@ -114,7 +120,7 @@ impl<V: Message + Clone> Combine for MapProxy<V> {
         self.inserts.len() + self.lookups.len()
     }
 
-    fn batch(&mut self, pes: usize) -> Vec<(usize, MapBatch<V>)> {
+    fn batch(&mut self, _me: usize, pes: usize, _: &mut Self::Master) -> Vec<(usize, MapBatch<V>)> {
         let mut per_owner: Vec<(MapBatch<V>, Vec<Vec<usize>>)> = Vec::new();
         per_owner.resize_with(pes, Default::default);
         let mut insert_indices = Vec::new();
@@ -137,8 +143,21 @@ impl<V: Message + Clone> Combine for MapProxy<V> {
         batches
     }
 
-    fn resolve(&mut self, answers: Vec<Vec<Option<V>>>) -> Vec<(usize, Option<V>)> {
+    fn fetches(
+        &mut self,
+        answers: Vec<Vec<Option<V>>>,
+        _: usize,
+        _: &mut Self::Master,
+    ) -> Vec<(usize, ())> {
+        self.answers = answers;
+        Vec::new()
+    }
+
+    fn serve(_: &mut Self::Master, _: ()) {}
+
+    fn resolve(&mut self, _: Vec<()>) -> Vec<(usize, Option<V>)> {
         let (inserts, lookups) = std::mem::take(&mut self.committed);
+        let answers = std::mem::take(&mut self.answers);
         let mut out: Vec<(usize, Option<V>)> = inserts.into_iter().map(|i| (i, None)).collect();
         for (values, waiting) in answers.into_iter().zip(lookups) {
             for (v, indices) in values.into_iter().zip(waiting) {
@@ -178,6 +197,17 @@ impl<'c, V: Message + Clone> GlobalMap<'c, V> {
     /// Sets `key`'s value to `v`; returns when it has taken effect.
     pub async fn insert(&self, key: u64, v: V) {
         self.flat.apply(MapOp::Insert(key, v)).await;
+    }
+
+    /// Inserts every `(key, value)` of `entries`, as concurrent inserts of this task
+    /// (in no order among them: of two values of one key, either may stay), waiting
+    /// once ([`Flat::apply_all`](super::Flat::apply_all)).
+    pub async fn insert_all(&self, entries: Vec<(u64, V)>) {
+        let ops = entries
+            .into_iter()
+            .map(|(k, v)| MapOp::Insert(k, v))
+            .collect();
+        self.flat.apply_all(ops).await;
     }
 
     /// The value of `key`, if it has one.
@@ -222,6 +252,13 @@ impl<'c> GlobalSet<'c> {
     /// Adds `key`; returns when it has taken effect.
     pub async fn insert(&self, key: u64) {
         self.map.insert(key, ()).await;
+    }
+
+    /// Inserts every key of `keys`, as concurrent inserts of this task, waiting once.
+    pub async fn insert_all(&self, keys: Vec<u64>) {
+        self.map
+            .insert_all(keys.into_iter().map(|k| (k, ())).collect())
+            .await;
     }
 
     /// Whether `key` is in the set.

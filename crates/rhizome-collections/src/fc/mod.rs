@@ -11,6 +11,11 @@
 //! proxy is chosen to commit next. A proxy holds a bounded number of pending operations
 //! (the combining buffer): when full, further operations wait until it is committed.
 //!
+//! A task may also make several operations at once ([`Flat::apply_all`]: `push_all`,
+//! `pop_all`, `insert_all`): they are concurrent operations of the task, go in the
+//! proxy together and are waited for once, with no task and no waker each (the graph
+//! kernels push a frontier, or insert the root pairs found, this way).
+//!
 //! Linearizability: a commit's operations were all pending when it started and are all
 //! answered after the master applied it in one message handler (atomic at the master),
 //! so each is linearized at that handler; a matched pair, at the match, when both were
@@ -62,7 +67,8 @@ mod pushpop;
 pub use flat::{Combine, Flat, Offer};
 pub use hash::{GlobalMap, GlobalSet, MapOp, MapProxy, owner};
 pub use pushpop::{
-    DEFAULT_CAPACITY, Fifo, GlobalQueue, GlobalStack, Lifo, Order, PushPop, PushPopOp, PushPopProxy,
+    DEFAULT_CAPACITY, Fifo, GlobalQueue, GlobalStack, Lifo, Order, PushPop, PushPopOp,
+    PushPopProxy, PushPopStore, Run,
 };
 
 /// How a structure synchronizes (the paper's comparison).

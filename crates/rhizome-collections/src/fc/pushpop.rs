@@ -13,11 +13,17 @@
 //! - **Pop on empty** returns `None` at once: it does not wait for a push. The operations
 //!   of one commit are concurrent (each was pending when the commit started and is
 //!   answered after it), so the master may order them as it likes.
-//! - **Capacity and growth.** The elements live at the master (PE 0) in a growable
-//!   vector, so the structure holds as much as that PE's memory; the batch travels in the
-//!   commit message. (The paper stripes the storage over all cores and the combiner
-//!   writes the elements one-sided; here that would cost a message per destination where
-//!   one suffices.)
+//! - **Storage spread over the PEs** (as the paper's Grappa queue, whose chunks live at
+//!   different cores): a push batch's values stay on the pushing PE, as one *chunk*, and
+//!   the commit carries only (PE, chunk, length) to the master (PE 0), which keeps the
+//!   order of the elements as runs of chunks, oldest first. A pop batch is answered with
+//!   the runs it took; the committing PE then reads its own runs in place and fetches
+//!   the others, one request per PE holding some, all in flight together, before its
+//!   pops return. The pushes are linearized where the master appends their run, the pops
+//!   where it takes theirs (the values never change once pushed, so reading them later
+//!   is safe); a chunk is freed when its last value is fetched.
+//! - **Capacity and growth.** Each PE's chunks grow with what it pushed and nobody has
+//!   popped yet; the master's index holds one entry per run (a few words per batch).
 //! - **Size and iteration** are not offered: a size is stale once read while other
 //!   PEs push, and a program that needs everything drains with `pop` until `None`.
 
@@ -25,7 +31,7 @@ use super::flat::{Combine, Flat, Offer};
 use super::{Mode, Stats};
 use rhizome::Message;
 use rhizome::coop::Coop;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
 
 /// The order of a push-pop structure: last in first out (a stack, which also
@@ -81,8 +87,14 @@ impl<T: Message> Message for PushPopOp<T> {
 pub struct PushPopProxy<T, O> {
     pushes: Vec<(usize, T)>,
     pops: Vec<usize>,
-    /// The pushes of the batch in flight, whose values have left.
+    /// The pushes of the batch in flight, whose values have left for their chunk.
     committed_pushes: Vec<usize>,
+    /// The popped values of the batch in flight, in the order of `pops` (those read in
+    /// place filled, the fetched ones not yet).
+    popped: Vec<Option<T>>,
+    /// Per fetch request of the commit in flight: the (position in `popped`, length) of
+    /// the runs it reads, in order.
+    fetched_into: Vec<Vec<(usize, usize)>>,
     _o: PhantomData<O>,
 }
 
@@ -92,7 +104,49 @@ impl<T, O> Default for PushPopProxy<T, O> {
             pushes: Vec::new(),
             pops: Vec::new(),
             committed_pushes: Vec::new(),
+            popped: Vec::new(),
+            fetched_into: Vec::new(),
             _o: PhantomData,
+        }
+    }
+}
+
+/// Consecutive elements of one chunk: (PE, chunk number, first position, length).
+pub type Run = (u64, u64, u64, u64);
+
+/// A push-pop structure's part on one PE: its chunks and, on the master, the index.
+pub struct PushPopStore<T> {
+    /// On the master: where the elements are, oldest first.
+    runs: VecDeque<Run>,
+    /// This PE's chunks by number: the values pushed in one commit, those not yet
+    /// popped still there, and how many those are.
+    chunks: HashMap<u64, (Vec<Option<T>>, u64)>,
+    next_chunk: u64,
+}
+
+impl<T> Default for PushPopStore<T> {
+    fn default() -> Self {
+        PushPopStore {
+            runs: VecDeque::new(),
+            chunks: HashMap::new(),
+            next_chunk: 0,
+        }
+    }
+}
+
+impl<T> PushPopStore<T> {
+    /// Takes the values of `len` positions of chunk `chunk` from `first` (each is taken
+    /// once: the master hands every position to one pop); frees the chunk when empty.
+    fn take(&mut self, chunk: u64, first: u64, len: u64, out: &mut impl Extend<T>) {
+        let (values, left) = self
+            .chunks
+            .get_mut(&chunk)
+            .expect("a chunk the master indexes");
+        let taken = values[first as usize..(first + len) as usize].iter_mut();
+        out.extend(taken.map(|v| v.take().expect("each element is popped once")));
+        *left -= len;
+        if *left == 0 {
+            self.chunks.remove(&chunk);
         }
     }
 }
@@ -101,11 +155,15 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     type Op = PushPopOp<T>;
     /// A pop's value; `None` for a push and for a pop of an empty structure.
     type Out = Option<T>;
-    /// (pushed values, number of pops).
-    type Batch = (Vec<T>, u64);
-    /// The popped values, the first pending pop's first.
-    type Answer = Vec<T>;
-    type Master = VecDeque<T>;
+    /// (run of the pushed values, or a length of 0, number of pops).
+    type Batch = (Run, u64);
+    /// The runs the pops took, in the order of the pops.
+    type Answer = Vec<Run>;
+    type Master = PushPopStore<T>;
+    /// (chunk, first, length) of the runs to read at a PE.
+    type Fetch = Vec<(u64, u64, u64)>;
+    /// Their values, run after run.
+    type Fetched = Vec<T>;
     const LOCKED: bool = true;
 
     fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Option<T>> {
@@ -139,28 +197,123 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         self.pushes.len() + self.pops.len()
     }
 
-    fn batch(&mut self, _pes: usize) -> Vec<(usize, (Vec<T>, u64))> {
-        let (indices, values) = std::mem::take(&mut self.pushes).into_iter().unzip();
+    fn batch(
+        &mut self,
+        me: usize,
+        _pes: usize,
+        local: &mut PushPopStore<T>,
+    ) -> Vec<(usize, (Run, u64))> {
+        let (indices, values): (Vec<usize>, Vec<Option<T>>) = std::mem::take(&mut self.pushes)
+            .into_iter()
+            .map(|(i, v)| (i, Some(v)))
+            .unzip();
         self.committed_pushes = indices;
-        vec![(MASTER, (values, self.pops.len() as u64))]
+        let len = values.len() as u64;
+        let chunk = local.next_chunk;
+        if len > 0 {
+            local.next_chunk += 1;
+            local.chunks.insert(chunk, (values, len));
+        }
+        vec![(MASTER, ((me as u64, chunk, 0, len), self.pops.len() as u64))]
     }
 
-    fn resolve(&mut self, answers: Vec<Vec<T>>) -> Vec<(usize, Option<T>)> {
+    fn fetches(
+        &mut self,
+        answers: Vec<Vec<Run>>,
+        me: usize,
+        local: &mut PushPopStore<T>,
+    ) -> Vec<(usize, Self::Fetch)> {
+        let mut popped: Vec<Option<T>> = Vec::new();
+        let mut requests: Vec<(usize, Self::Fetch)> = Vec::new();
+        self.fetched_into.clear();
+        for (pe, chunk, first, len) in answers.into_iter().flatten() {
+            let at = popped.len();
+            if pe as usize == me {
+                let mut here = Vec::new();
+                local.take(chunk, first, len, &mut here);
+                popped.extend(here.into_iter().map(Some));
+                continue;
+            }
+            popped.extend((0..len).map(|_| None));
+            let k = match requests.iter().position(|(p, _)| *p == pe as usize) {
+                Some(k) => k,
+                None => {
+                    requests.push((pe as usize, Vec::new()));
+                    self.fetched_into.push(Vec::new());
+                    requests.len() - 1
+                }
+            };
+            requests[k].1.push((chunk, first, len));
+            self.fetched_into[k].push((at, len as usize));
+        }
+        self.popped = popped;
+        requests
+    }
+
+    fn serve(local: &mut PushPopStore<T>, fetch: Self::Fetch) -> Vec<T> {
+        let mut out = Vec::new();
+        for (chunk, first, len) in fetch {
+            local.take(chunk, first, len, &mut out);
+        }
+        out
+    }
+
+    fn resolve(&mut self, fetched: Vec<Vec<T>>) -> Vec<(usize, Option<T>)> {
+        let mut popped = std::mem::take(&mut self.popped);
+        for (values, runs) in fetched
+            .into_iter()
+            .zip(std::mem::take(&mut self.fetched_into))
+        {
+            let mut values = values.into_iter();
+            for (at, len) in runs {
+                for slot in &mut popped[at..at + len] {
+                    *slot = values.next();
+                }
+            }
+        }
         let pushes = std::mem::take(&mut self.committed_pushes);
-        let mut popped = answers.into_iter().flatten();
+        let mut popped = popped.into_iter();
         let pops = std::mem::take(&mut self.pops);
-        let pops = pops.into_iter().map(|i| (i, popped.next()));
+        let pops = pops.into_iter().map(|i| (i, popped.next().flatten()));
         pushes.into_iter().map(|i| (i, None)).chain(pops).collect()
     }
 
-    fn apply(store: &mut VecDeque<T>, (values, pops): (Vec<T>, u64)) -> Vec<T> {
-        store.extend(values);
-        let n = (pops as usize).min(store.len());
-        if O::ELIMINATES {
-            store.drain(store.len() - n..).rev().collect()
-        } else {
-            store.drain(..n).collect()
+    fn apply(store: &mut PushPopStore<T>, (pushed, pops): (Run, u64)) -> Vec<Run> {
+        if pushed.3 > 0 {
+            store.runs.push_back(pushed);
         }
+        let mut wanted = pops;
+        let mut taken = Vec::new();
+        while wanted > 0 {
+            let run = if O::ELIMINATES {
+                store.runs.back_mut()
+            } else {
+                store.runs.front_mut()
+            };
+            let Some((pe, chunk, first, len)) = run else {
+                break;
+            };
+            let n = wanted.min(*len);
+            let from = if O::ELIMINATES {
+                *first + *len - n
+            } else {
+                *first
+            };
+            taken.push((*pe, *chunk, from, n));
+            *len -= n;
+            if !O::ELIMINATES {
+                *first += n;
+            }
+            if *len == 0 {
+                if O::ELIMINATES {
+                    store.runs.pop_back();
+                } else {
+                    store.runs.pop_front();
+                }
+            }
+            wanted -= n;
+        }
+        taken
     }
 }
 
@@ -174,14 +327,14 @@ pub type GlobalStack<'c, T> = PushPop<'c, T, Lifo>;
 /// A linearizable global queue with flat combining (see the module docs for the rules).
 pub type GlobalQueue<'c, T> = PushPop<'c, T, Fifo>;
 
-/// The PE that holds the elements.
+/// The PE that keeps the index of the elements (where they are, in order).
 const MASTER: usize = 0;
 
 /// The paper's combining buffer: operations one proxy holds at most.
 pub const DEFAULT_CAPACITY: usize = 1024;
 
 impl<'c, T: Message, O: Order> PushPop<'c, T, O> {
-    /// Collective: an empty structure, its elements at PE 0, combining in `mode` with a
+    /// Collective: an empty structure, indexed at PE 0, combining in `mode` with a
     /// buffer of [`DEFAULT_CAPACITY`] operations per PE.
     pub fn new(coop: &Coop<'c>, mode: Mode) -> Self {
         Self::with_capacity(coop, mode, DEFAULT_CAPACITY)
@@ -202,6 +355,22 @@ impl<'c, T: Message, O: Order> PushPop<'c, T, O> {
     /// Removes a value: the newest of a stack, the oldest of a queue; `None` if empty.
     pub async fn pop(&self) -> Option<T> {
         self.flat.apply(PushPopOp::Pop).await
+    }
+
+    /// Pushes every value of `values`, as concurrent pushes of this task (they have no
+    /// order among them: a queue keeps them together, in any order), waiting once
+    /// ([`Flat::apply_all`]).
+    pub async fn push_all(&self, values: Vec<T>) {
+        self.flat
+            .apply_all(values.into_iter().map(PushPopOp::Push).collect())
+            .await;
+    }
+
+    /// Makes `n` concurrent pops, waiting once; their values, `None` for those that
+    /// found the structure empty (in no particular order).
+    pub async fn pop_all(&self, n: usize) -> Vec<Option<T>> {
+        let pops = (0..n).map(|_| PushPopOp::Pop).collect();
+        self.flat.apply_all(pops).await
     }
 
     /// This PE's counters so far.

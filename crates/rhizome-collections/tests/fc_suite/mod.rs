@@ -27,6 +27,12 @@ pub const TESTS: &[(&str, Body)] = &[
         each_mode(|m| histories::<Fifo>(c, m))
     }),
     ("set_linearizable", |c| each_mode(|m| set_histories(c, m))),
+    ("stack_bulk_linearizable", |c| {
+        each_mode(|m| bulk_histories::<Lifo>(c, m))
+    }),
+    ("queue_bulk_linearizable", |c| {
+        each_mode(|m| bulk_histories::<Fifo>(c, m))
+    }),
     ("stack_stress", |c| {
         stress::<Lifo>(c, Mode::None, 100);
         stress::<Lifo>(c, Mode::Distributed, 1000);
@@ -34,6 +40,12 @@ pub const TESTS: &[(&str, Body)] = &[
     ("queue_stress", |c| {
         stress::<Fifo>(c, Mode::Centralized, 300);
         stress::<Fifo>(c, Mode::Distributed, 1000);
+    }),
+    ("bulk_stress", |c| {
+        bulk_stress::<Lifo>(c, Mode::None, 50);
+        bulk_stress::<Lifo>(c, Mode::Distributed, 500);
+        bulk_stress::<Fifo>(c, Mode::Centralized, 100);
+        bulk_stress::<Fifo>(c, Mode::Distributed, 500);
     }),
     ("map_stress", |c| {
         map_stress(c, Mode::None, 200);
@@ -63,6 +75,20 @@ fn run_recorded(
     ops: u64,
     op: impl AsyncFn(&mut XorShift64, u64, u64) -> (u64, u64),
 ) -> Option<Vec<Record>> {
+    run_recorded_bulk(ctx, coop, tasks, ops, async |rng, task, seq| {
+        vec![op(rng, task, seq).await]
+    })
+}
+
+/// [`run_recorded`] with calls that each make several concurrent operations (all
+/// stamped with the call's invocation and answer).
+fn run_recorded_bulk(
+    ctx: &Ctx,
+    coop: &Coop<'_>,
+    tasks: u64,
+    ops: u64,
+    op: impl AsyncFn(&mut XorShift64, u64, u64) -> Vec<(u64, u64)>,
+) -> Option<Vec<Record>> {
     let clock: GlobalPtr<u64> = ctx.alloc::<u64>(1).ptr(0, 0);
     let records = RefCell::new(Vec::new());
     let me = ctx.my_pe() as u64;
@@ -74,11 +100,12 @@ fn run_recorded(
                 let mut rng = XorShift64::for_stream(task);
                 for seq in 0..ops {
                     let invoked = ctx.fetch_add(clock, 1);
-                    let (kind, value) = op(&mut rng, task, seq).await;
+                    let done = op(&mut rng, task, seq).await;
                     let answered = ctx.fetch_add(clock, 1);
-                    records
-                        .borrow_mut()
-                        .push((invoked, answered, task | kind, value));
+                    let mut records = records.borrow_mut();
+                    for (kind, value) in done {
+                        records.push((invoked, answered, task | kind, value));
+                    }
                 }
             });
         }
@@ -91,15 +118,36 @@ fn run_recorded(
 /// structure, recorded; at PE 0, what a final drain popped is appended, as pops after
 /// everything else.
 fn run_push_pop<O: Order>(ctx: &Ctx, mode: Mode, tasks: u64, ops: u64) -> Option<Vec<Record>> {
+    run_push_pop_calls::<O>(ctx, mode, tasks, ops, 1)
+}
+
+/// [`run_push_pop`] with calls of `per_call` concurrent pushes (`push_all`, of values
+/// `task << 16 | seq << 4 | j`) or pops (`pop_all`) each; one per call uses `push`
+/// and `pop`.
+fn run_push_pop_calls<O: Order>(
+    ctx: &Ctx,
+    mode: Mode,
+    tasks: u64,
+    ops: u64,
+    per_call: u64,
+) -> Option<Vec<Record>> {
     let coop = Coop::new(ctx);
     let s = PushPop::<u64, O>::with_capacity(&coop, mode, 8);
-    let records = run_recorded(ctx, &coop, tasks, ops, async |rng, task, seq| {
-        if rng.below(2) == 0 {
-            let v = task << 16 | seq;
+    let records = run_recorded_bulk(ctx, &coop, tasks, ops, async |rng, task, seq| {
+        let push = rng.below(2) == 0;
+        if per_call == 1 && push {
+            let v = task << 16 | seq << 4;
             s.push(v).await;
-            (KIND_BIT, v)
+            vec![(KIND_BIT, v)]
+        } else if per_call == 1 {
+            vec![(0, s.pop().await.unwrap_or(NONE))]
+        } else if push {
+            let values: Vec<u64> = (0..per_call).map(|j| task << 16 | seq << 4 | j).collect();
+            s.push_all(values.clone()).await;
+            values.into_iter().map(|v| (KIND_BIT, v)).collect()
         } else {
-            (0, s.pop().await.unwrap_or(NONE))
+            let got = s.pop_all(per_call as usize).await;
+            got.into_iter().map(|v| (0, v.unwrap_or(NONE))).collect()
         }
     });
     ctx.barrier();
@@ -151,8 +199,24 @@ fn history_tasks(ctx: &Ctx) -> u64 {
 
 /// Small concurrent runs whose histories the checker must accept.
 fn histories<O: Order>(ctx: &Ctx, mode: Mode) {
+    push_pop_histories::<O>(ctx, mode, 2, 1);
+}
+
+/// As [`histories`], with calls of two concurrent pushes or pops each, by fewer tasks
+/// (the operations of a call overlap with everything its others overlap with).
+fn bulk_histories<O: Order>(ctx: &Ctx, mode: Mode) {
+    push_pop_histories::<O>(ctx, mode, 1, 2);
+}
+
+fn push_pop_histories<O: Order>(ctx: &Ctx, mode: Mode, calls: u64, per_call: u64) {
     for _ in 0..5 {
-        let Some(records) = run_push_pop::<O>(ctx, mode, history_tasks(ctx), 2) else {
+        let tasks = (history_tasks(ctx) * 3 / 5).max(1);
+        let tasks = if per_call == 1 {
+            history_tasks(ctx)
+        } else {
+            tasks
+        };
+        let Some(records) = run_push_pop_calls::<O>(ctx, mode, tasks, calls, per_call) else {
             continue;
         };
         let history = records
@@ -205,7 +269,17 @@ fn set_histories(ctx: &Ctx, mode: Mode) {
 /// task or the final drain), nothing else is popped, and each task's values leave in
 /// the order the structure promises relative to each other.
 fn stress<O: Order>(ctx: &Ctx, mode: Mode, tasks: u64) {
-    let Some(records) = run_push_pop::<O>(ctx, mode, tasks, 8) else {
+    check_stress::<O>(mode, run_push_pop::<O>(ctx, mode, tasks, 8));
+}
+
+/// As [`stress`], with calls of four concurrent pushes or pops each (values of one
+/// call have no order among them, so only values of different calls are compared).
+fn bulk_stress<O: Order>(ctx: &Ctx, mode: Mode, tasks: u64) {
+    check_stress::<O>(mode, run_push_pop_calls::<O>(ctx, mode, tasks, 4, 4));
+}
+
+fn check_stress<O: Order>(mode: Mode, records: Option<Vec<Record>>) {
+    let Some(records) = records else {
         return;
     };
     let mut pushed: HashMap<u64, (u64, u64)> = HashMap::new();
@@ -233,7 +307,7 @@ fn stress<O: Order>(ctx: &Ctx, mode: Mode, tasks: u64) {
     // ended; a queue must pop a first.
     for pair in keys.windows(2) {
         let (a, b) = (pair[0], pair[1]);
-        if a >> 16 != b >> 16 {
+        if a >> 16 != b >> 16 || a >> 4 == b >> 4 {
             continue;
         }
         let (pop_a, pop_b) = (popped[&a], popped[&b]);

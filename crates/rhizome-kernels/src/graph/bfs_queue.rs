@@ -6,8 +6,13 @@
 //! same heuristic as the tuned frontier's, [`Direction`]) and the queue is write-only in
 //! one phase and read-only in the next. Each level:
 //! 1. **Push**: each PE's cooperative tasks push the vertices it claimed in the last level
-//!    (its own vertices) into the queue; the pushes of a PE's tasks combine.
-//! 2. **Pop**: each PE's tasks pop until the queue is empty; a PE pops vertices of any PE.
+//!    (its own vertices) into the queue, each task its share of them as concurrent
+//!    pushes (`push_all`); they combine into one commit per PE (the queue's buffer is
+//!    not bounded here), whose values stay on the PE (the queue's storage is spread).
+//! 2. **Pop**: the frontier's size summed over the PEs, `n`, each PE's tasks pop
+//!    `ceil(n / PEs)` values together (`pop_all`): one commit per PE again, and as the
+//!    PEs ask for at least `n` in all while nothing is pushed, the queue is empty after
+//!    it. A PE pops vertices of any PE (those of its own chunks are read in place).
 //!    - Top-down, a popped vertex's work runs where its adjacency lives: a local vertex
 //!      is expanded in place, a remote one is handed to its owner in a one-way message
 //!      (aggregated with the others to that PE), whose handler expands it. Expanding
@@ -18,7 +23,7 @@
 //!    - Bottom-up, the popped vertices are this PE's part of the frontier bitmap; then
 //!      each PE scans its unvisited vertices for a parent in it (`bottom_up_step`).
 //!
-//! The pop phase ends when every PE's tasks found the queue empty and every message has
+//! The top-down pop phase ends when every PE's pops are answered and every message has
 //! been handled ([`Coop::run`] is a finish scope); the search ends when no PE claimed a
 //! vertex in a level.
 
@@ -84,7 +89,8 @@ pub(super) fn bfs(
     let claim = ctx.register(move |_, (v, parent): (u64, u64)| o.claim(v, parent));
     let o = owned.clone();
     let expand = ctx.register(move |ctx, u: u64| o.expand(ctx, claim, u));
-    let queue = GlobalQueue::<u64>::with_capacity(&coop, mode, tasks);
+    // No bound on the combining buffer: a level's operations of a PE are one commit.
+    let queue = GlobalQueue::<u64>::with_capacity(&coop, mode, usize::MAX);
     let words = graph.vertices().div_ceil(64) as usize;
     ctx.barrier();
     let start = Instant::now();
@@ -101,15 +107,11 @@ pub(super) fn bfs(
         let frontier_arcs: u64 = frontier.iter().map(|&v| graph.degree(v) as u64).sum();
         unvisited_arcs -= frontier_arcs;
         let size = frontier.len() as u64;
-        let frontier = RefCell::new(frontier);
+        let share = frontier.len().div_ceil(tasks).max(1);
         coop.run_local(|s| {
-            for _ in 0..tasks {
-                let (frontier, queue) = (&frontier, &queue);
-                s.spawn(async move {
-                    while let Some(v) = pop_from(frontier) {
-                        queue.push(v).await;
-                    }
-                });
+            for part in frontier.chunks(share) {
+                let queue = &queue;
+                s.spawn(async move { queue.push_all(part.to_vec()).await });
             }
         });
         // Summed over messages (not the transport's allreduce), so that this PE answers
@@ -120,8 +122,9 @@ pub(super) fn bfs(
         let Some(bottom_up) = direction.decide(sums) else {
             break;
         };
-        // Pop: until the queue is empty (nothing is pushed meanwhile, so a `None` means
-        // this PE's part of the level is popped).
+        // Pop: this PE's share of the level, which empties the queue (see the module
+        // docs).
+        let share = sums[0].div_ceil(ctx.num_pes() as u64) as usize;
         let popped = RefCell::new(Vec::new());
         let take = |u: u64| {
             if bottom_up {
@@ -134,13 +137,13 @@ pub(super) fn bfs(
         };
         if bottom_up {
             // Only awaited commits: the bitmap's allreduce is the barrier.
-            coop.run_local(|s| pop_all(s, tasks, &queue, &take));
+            coop.run_local(|s| pop_share(s, share, tasks, &queue, &take));
             let mut parents = owned.parents.borrow_mut();
             let next = bottom_up_step(ctx, graph, &popped.take(), &mut parents, words);
             *owned.claimed.borrow_mut() = next;
         } else {
             // Expansions and claims are one-way messages: a termination scope.
-            coop.run(|s| pop_all(s, tasks, &queue, &take));
+            coop.run(|s| pop_share(s, share, tasks, &queue, &take));
         }
     }
     let secs = ctx.max_u64(start.elapsed().as_nanos() as u64) as f64 / 1e9;
@@ -152,26 +155,26 @@ pub(super) fn bfs(
     }
 }
 
-/// Spawns `tasks` tasks that pop `queue` until it is empty, each value to `take`.
-fn pop_all<'a>(
+/// Spawns up to `tasks` tasks that pop `share` values of `queue` in all, each its part
+/// together, each value to `take`.
+fn pop_share<'a>(
     s: &Scope<'a>,
+    share: usize,
     tasks: usize,
     queue: &'a GlobalQueue<'_, u64>,
     take: &'a (impl Fn(u64) + 'a),
 ) {
-    for _ in 0..tasks {
+    let part = share.div_ceil(tasks).max(1);
+    let mut left = share;
+    while left > 0 {
+        let n = part.min(left);
+        left -= n;
         s.spawn(async move {
-            while let Some(u) = queue.pop().await {
+            for u in queue.pop_all(n).await.into_iter().flatten() {
                 take(u);
             }
         });
     }
-}
-
-/// The last of `list`, its borrow over when this returns (a `while let` on
-/// `list.borrow_mut().pop()` would hold it across the loop body's `.await`).
-pub(super) fn pop_from(list: &RefCell<Vec<u64>>) -> Option<u64> {
-    list.borrow_mut().pop()
 }
 
 /// Collective: `s` summed over all PEs.

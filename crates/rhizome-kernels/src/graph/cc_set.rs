@@ -8,8 +8,12 @@
 //! through a conveyor (`cc_tuned::crossing_arcs`), where the two roots make a pair. As in
 //! the paper, a pair is inserted into the global set as soon as it is found: one
 //! cooperative task drives the conveyor and hands the pairs it receives to `tasks`
-//! inserting tasks, which wait for more until the conveyor has delivered everything (a
-//! conveyor knows that on its own, so the inserters end without a global check).
+//! inserting tasks; a woken inserter takes every pair found so far and inserts them
+//! together (`insert_all`, concurrent inserts), so the set's proxy takes everything
+//! found while its last commit was in flight (its buffer is not bounded here) and
+//! commits it to the owners of the keys, one batch per owner, in parallel. The
+//! inserters wait for more until the conveyor has delivered everything (a conveyor
+//! knows that on its own, so they end without a global check).
 //! Traversals meet many times along their boundary, so the set sees many repeated
 //! inserts, which a combining proxy sends once (the tuned version keeps a PE-local hash
 //! set instead). The set's owners read out their pairs and phases 2 and 3 follow
@@ -30,7 +34,7 @@ use std::time::Instant;
 pub(super) fn components(ctx: &Ctx, graph: &Rc<DistGraph>, mode: Mode, tasks: usize) -> Traversal {
     let coop = Coop::new(ctx);
     let bits = 64 - (graph.vertices() - 1).leading_zeros().min(63);
-    let set = GlobalSet::with_capacity(&coop, mode, tasks);
+    let set = GlobalSet::with_capacity(&coop, mode, usize::MAX);
     let conveyor = Conveyor::<[u64; 2]>::new(ctx);
     ctx.barrier();
     let start = Instant::now();
@@ -52,7 +56,7 @@ pub(super) fn components(ctx: &Ctx, graph: &Rc<DistGraph>, mode: Mode, tasks: us
                     while let Some((arc, _)) = conveyor.pull() {
                         found.extend(root_pair(graph, labels, arc).map(|(a, b)| a << bits | b));
                     }
-                    for _ in 0..found.len().min(more.waiting()) {
+                    if !found.is_empty() {
                         more.signal();
                     }
                 }
@@ -66,8 +70,10 @@ pub(super) fn components(ctx: &Ctx, graph: &Rc<DistGraph>, mode: Mode, tasks: us
             let set = &set;
             s.spawn(async move {
                 loop {
-                    while let Some(key) = super::bfs_queue::pop_from(found) {
-                        set.insert(key).await;
+                    let keys = found.take();
+                    if !keys.is_empty() {
+                        set.insert_all(keys).await;
+                        continue;
                     }
                     if delivered.get() {
                         break;
