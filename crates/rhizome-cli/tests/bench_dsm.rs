@@ -12,7 +12,7 @@ mod models;
 mod support;
 
 use serde_json::Value;
-use support::{clean_error, rhizome, success};
+use support::{clean_error, rhizome, success, usage_error};
 
 #[test]
 fn records_carry_speedup_and_protocol_counters() {
@@ -48,6 +48,62 @@ fn records_carry_speedup_and_protocol_counters() {
             "{r}"
         );
     }
+}
+
+#[test]
+fn transfers_are_selectable_and_recorded() {
+    // Table 2's choice: diffs and notices by messages (no puts) or by one-sided puts.
+    for (diffs, notices) in [
+        ("message", "message"),
+        ("one-sided", "message"),
+        ("message", "one-sided"),
+    ] {
+        let o = success(rhizome(
+            &[
+                &[
+                    "bench",
+                    "dsm",
+                    "all",
+                    "--pes",
+                    "2",
+                    "--diffs",
+                    diffs,
+                    "--notices",
+                    notices,
+                    "--json",
+                    "-",
+                ],
+                dsm_small::SMALL,
+            ]
+            .concat(),
+        ));
+        let records: Vec<Value> = serde_json::from_str(&o.stdout).expect("JSON records");
+        assert_eq!(records.len(), dsm_small::APPS.len(), "{}", o.stdout);
+        let mut any_puts = false;
+        for r in &records {
+            assert_eq!(r["result"], "matches sequential", "{r}");
+            assert_eq!(
+                (r["diffs"].as_str(), r["notices"].as_str()),
+                (Some(diffs), Some(notices))
+            );
+            let p = &r["protocol"];
+            let puts = p["puts"].as_u64().unwrap();
+            if diffs == "message" && notices == "message" {
+                assert_eq!(puts, 0, "{r}");
+            } else if diffs == "one-sided" && p["diffs_created"].as_u64().unwrap() > 0 {
+                assert!(puts > 0, "diffs went by puts: {r}");
+            }
+            any_puts |= puts > 0;
+        }
+        assert_eq!(
+            any_puts,
+            diffs == "one-sided" || notices == "one-sided",
+            "{}",
+            o.stdout
+        );
+    }
+    let o = rhizome(&["bench", "dsm", "sor", "--diffs", "rdma"]);
+    usage_error(&o, &["--diffs"]);
 }
 
 #[test]

@@ -162,6 +162,30 @@ fn bench_dsm_runs_every_application_across_two_ranks() {
         assert_eq!(r["threads"], 2, "{r}");
         assert_eq!(r["result"], "matches sequential", "{r}");
         assert!(r["protocol"]["page_fetches"].as_u64().unwrap() > 0, "{r}");
+        assert_eq!(r["diffs"], "message", "{r}");
+    }
+}
+
+#[test]
+fn bench_dsm_with_one_sided_transfers_across_two_ranks() {
+    // Diffs into rings and write notices into bins at the receiving rank, by puts.
+    let f = TempFile::new("dsm-one-sided.json");
+    let transfers = ["--diffs", "one-sided", "--notices", "one-sided"];
+    let head = ["bench", "dsm", "all", "-w", "2", "--json", f.arg()];
+    mpirun(&[&head[..], &transfers, dsm_small::SMALL].concat());
+    let text = std::fs::read_to_string(&f.0).expect("the records were written");
+    let recs: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(recs.len(), dsm_small::APPS.len(), "{text}");
+    for r in &recs {
+        assert_eq!(r["result"], "matches sequential", "{r}");
+        assert_eq!(
+            (&r["diffs"], &r["notices"]),
+            (&"one-sided".into(), &"one-sided".into())
+        );
+        let p = &r["protocol"];
+        if p["diffs_created"].as_u64().unwrap() > 0 {
+            assert!(p["puts"].as_u64().unwrap() > 0, "diffs went by puts: {r}");
+        }
     }
 }
 

@@ -34,13 +34,33 @@ pub enum Intervals {
     Aggressive,
 }
 
-/// How a [`Dsm`] is set up.
+/// How diffs or write notices travel between PEs (the paper's Table 2, which picks one
+/// per application for each of the two).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transfer {
+    /// Packed into the protocol's messages: a diff message to the home, notices inside
+    /// the lock grant or the barrier arrival.
+    #[default]
+    Message,
+    /// Written with one-sided puts into memory the receiver set aside for them, then a
+    /// short message says what landed: diffs go into a ring per writer at the home, which
+    /// applies them on the message; notices go into the receiver's replica of the
+    /// writer's *bins* stack, and the grant or arrival carries only where (see the
+    /// `onesided` module).
+    OneSided,
+}
+
+/// How a [`Dsm`] is set up. Every PE must use the same configuration.
 #[derive(Clone, Debug)]
 pub struct DsmConfig {
     pub(crate) region_bytes: usize,
     pub(crate) threads: usize,
     pub(crate) homes: Homes,
     pub(crate) intervals: Intervals,
+    pub(crate) diffs: Transfer,
+    pub(crate) notices: Transfer,
+    pub(crate) ring_bytes: usize,
+    pub(crate) bin_words: usize,
 }
 
 impl Default for DsmConfig {
@@ -50,6 +70,10 @@ impl Default for DsmConfig {
             threads: 1,
             homes: Homes::Block,
             intervals: Intervals::Lazy,
+            diffs: Transfer::Message,
+            notices: Transfer::Message,
+            ring_bytes: 1 << 20,
+            bin_words: 1 << 20,
         }
     }
 }
@@ -73,6 +97,25 @@ impl DsmConfig {
     /// The interval policy (default [`Intervals::Lazy`]).
     pub fn intervals(mut self, i: Intervals) -> Self {
         self.intervals = i;
+        self
+    }
+    /// How diffs reach their homes, and how write notices reach the next lock holder and
+    /// the other PEs at a barrier (default [`Transfer::Message`] for both; the paper's
+    /// Table 2 picks each per application).
+    pub fn transfers(mut self, diffs: Transfer, notices: Transfer) -> Self {
+        (self.diffs, self.notices) = (diffs, notices);
+        self
+    }
+    /// Sizes of the memory one-sided transfers land in: `ring_bytes`, the ring each PE
+    /// keeps for each writer's diffs (default 1 MiB, at least 64 KiB so that any page's
+    /// diff fits; a writer whose ring at a home is full waits for the home to apply what
+    /// is in it), and `bin_words`, the 32-bit words of each PE's replica of each PE's bins
+    /// stack (default 1 Mi, at least 1 Ki; a cyclic buffer, as in the paper: an interval
+    /// takes one word plus one per page it wrote, and the notices of two barrier epochs
+    /// must fit, or the run ends with an error naming this setting).
+    pub fn one_sided_sizes(mut self, ring_bytes: usize, bin_words: usize) -> Self {
+        self.ring_bytes = ring_bytes.max(64 << 10);
+        self.bin_words = bin_words.max(1024);
         self
     }
 }

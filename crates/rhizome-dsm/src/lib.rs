@@ -44,6 +44,7 @@ mod diff;
 mod doorbell;
 mod fault;
 mod locks;
+mod onesided;
 mod pages;
 mod protocol;
 mod region;
@@ -51,7 +52,7 @@ mod service;
 mod stats;
 mod wire;
 
-pub use config::{DsmConfig, Homes, Intervals};
+pub use config::{DsmConfig, Homes, Intervals, Transfer};
 pub use stats::DsmStats;
 
 use fault::{Done, Op, Slot};
@@ -147,11 +148,15 @@ impl Dsm {
             config.intervals,
         )));
         let wire = wire::Wire::register(ctx, &shared, &pe);
+        let ring = config.ring_bytes.max(16 * page);
+        let config = config.clone().one_sided_sizes(ring, config.bin_words);
+        let onesided = onesided::OneSided::new(ctx, &config, &shared, &pe);
         Ok(Dsm {
             protocol: Protocol {
                 shared: shared.clone(),
                 pe,
                 wire,
+                onesided,
             },
             shared,
             homes: config.homes,

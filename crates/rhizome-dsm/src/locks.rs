@@ -36,9 +36,9 @@
 //! (before this PE's own waiting threads, which then ask the manager again), so neither
 //! PE can starve the other.
 
+use crate::Intervals;
 use crate::fault::Done;
 use crate::protocol::Protocol;
-use crate::{Intervals, wire};
 use rhizome::Ctx;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -298,8 +298,8 @@ impl Protocol {
     fn grant(&self, ctx: &Ctx, lock: u32, to: u32, vt: &[u32]) {
         self.close_interval(ctx);
         self.wait_for_diffs(ctx, Some(to as usize));
+        let notices = self.notices_for(to as usize, vt);
         let mut pe = self.pe.borrow_mut();
-        let notices = wire::pack_notices(&pe.notices_beyond(vt));
         let st = pe.lock_states.get_mut(&lock).expect("granted lock");
         st.token = false;
         let ask = !st.waiters.is_empty();
@@ -318,7 +318,7 @@ impl Protocol {
         if self.pe.borrow().intervals == Intervals::Aggressive {
             self.close_interval(ctx);
         }
-        for (q, from, intervals) in wire::unpack_notices(&notices) {
+        for (q, from, intervals) in self.onesided.receive_notices(&notices) {
             self.apply_notices(ctx, q, from, &intervals);
         }
         let mut pe = self.pe.borrow_mut();

@@ -29,6 +29,7 @@
 
 use crate::diff;
 use crate::locks::{LockState, manager};
+use crate::onesided::{Cursors, OneSided};
 use crate::pages::{INVALID, READ, WRITE};
 use crate::region::Access;
 use crate::stats::DsmStats;
@@ -81,6 +82,8 @@ pub(crate) struct Pe {
     pub(crate) runs: u64,
     pub(crate) ended: u64,
     pub(crate) stats: DsmStats,
+    /// Where this PE's one-sided diffs and notices go.
+    pub(crate) cursors: Cursors,
 }
 
 impl Pe {
@@ -107,6 +110,7 @@ impl Pe {
             runs: 0,
             ended: 0,
             stats: DsmStats::default(),
+            cursors: Cursors::new(pes),
         }
     }
 
@@ -151,6 +155,7 @@ pub(crate) struct Protocol {
     pub(crate) shared: Arc<Shared>,
     pub(crate) pe: Rc<RefCell<Pe>>,
     pub(crate) wire: Wire,
+    pub(crate) onesided: OneSided,
 }
 
 impl Protocol {
@@ -264,6 +269,9 @@ impl Protocol {
                     }
                 }
             }
+        }
+        if self.onesided.diffs_by_put() {
+            return self.put_diffs(ctx, diffs);
         }
         let mut pe = self.pe.borrow_mut();
         let me = pe.me as u32;

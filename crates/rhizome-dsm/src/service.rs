@@ -15,7 +15,6 @@
 
 use crate::fault::{Done, Op};
 use crate::protocol::Protocol;
-use crate::wire::{flatten, unflatten};
 use rhizome::Ctx;
 use std::sync::atomic::Ordering;
 
@@ -134,16 +133,23 @@ impl Protocol {
         }
         self.close_interval(ctx);
         self.wait_for_diffs(ctx, None);
-        let mut pe = self.pe.borrow_mut();
-        let me = pe.me;
-        let mut log = vec![pe.bases[me]];
-        log.extend(flatten(&pe.logs[me]));
-        let barrier = pe.barriers_done;
-        for q in (0..pe.pes).filter(|&q| q != me) {
+        let (me, pes, barrier) = {
+            let pe = self.pe.borrow();
+            (pe.me, pe.pes, pe.barriers_done)
+        };
+        for q in (0..pes).filter(|&q| q != me) {
+            let log = {
+                let pe = self.pe.borrow();
+                let mine = [(me as u32, pe.bases[me], &pe.logs[me][..])];
+                self.onesided.ship_notices(&pe, q, &mine)
+            };
+            let mut pe = self.pe.borrow_mut();
             pe.stats.messages += 1;
-            ctx.send(q, self.wire.arrive, &(barrier, me as u32, log.clone()));
+            pe.stats.puts += log.1;
+            pe.stats.put_bytes += log.2;
+            ctx.send(q, self.wire.arrive, &(barrier, me as u32, log.0));
         }
-        pe.in_barrier = true;
+        self.pe.borrow_mut().in_barrier = true;
     }
 
     /// Completes the barrier once every other PE's arrival is in: their intervals are
@@ -163,11 +169,14 @@ impl Protocol {
             now
         };
         let logs: Vec<(u32, u32, Vec<u32>)> = logs;
-        for (_, q, flat) in logs {
-            self.apply_notices(ctx, q as usize, flat[0], &unflatten(&flat[1..]));
+        for (_, _, payload) in logs {
+            for (q, from, intervals) in self.onesided.receive_notices(&payload) {
+                self.apply_notices(ctx, q, from, &intervals);
+            }
         }
         let arrivals = {
             let mut pe = self.pe.borrow_mut();
+            crate::onesided::close_bins_epoch(&mut pe);
             pe.bases = pe.vt.clone();
             for log in pe.logs.iter_mut() {
                 log.clear();

@@ -21,6 +21,10 @@ pub struct DsmStats {
     pub bytes: u64,
     /// Protocol messages sent (requests and replies).
     pub messages: u64,
+    /// One-sided puts of diffs and write notices ([`crate::Transfer::OneSided`]).
+    pub puts: u64,
+    /// Bytes those puts wrote (diff records with their headers, notice words).
+    pub put_bytes: u64,
     /// Lock acquisitions.
     pub lock_acquires: u64,
     /// Of those, the ones served with no message: the lock's token was on this PE (cached
@@ -45,6 +49,8 @@ macro_rules! fields {
             two_way_updates,
             bytes,
             messages,
+            puts,
+            put_bytes,
             lock_acquires,
             lock_local,
             lock_wait_ns,

@@ -99,7 +99,8 @@ pub(crate) struct Wire {
     pub(crate) forward: Request,
     /// From the lock's last holder: `(lock, packed write notices)`, the token.
     pub(crate) grant: Am<(u32, Vec<u32>)>,
-    /// To every other PE: `(barrier, pe, its log since the last barrier)`.
+    /// To every other PE: `(barrier, pe, its log since the last barrier)`, the log as
+    /// `OneSided::ship_notices` passes it (packed, or its place in the bins).
     pub(crate) arrive: Am<(u32, u32, Vec<u32>)>,
     /// To every other PE: this PE's application threads have ended.
     pub(crate) ended: Am<()>,

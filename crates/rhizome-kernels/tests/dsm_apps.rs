@@ -3,7 +3,8 @@
 //! TSP's the order of its search, but not its optimum), and pass their own checks.
 
 use rhizome::World;
-use rhizome_kernels::dsm::{App, run_dsm, run_sequential};
+use rhizome_dsm::{DsmConfig, Transfer};
+use rhizome_kernels::dsm::{App, run_dsm, run_dsm_with, run_sequential};
 
 fn matches_sequential(app: App) {
     let seq = run_sequential(&app);
@@ -94,6 +95,48 @@ fn tsp_queue_survives_contention() {
             assert_eq!(o.checksum, want, "round {round}");
             assert!(o.valid, "round {round}: the tour fails its check");
             assert!(o.stats.lock_acquires > 0, "round {round}");
+        }
+    }
+}
+
+#[test]
+fn every_app_gives_the_sequential_result_with_one_sided_transfers() {
+    // Diffs and write notices by puts (the paper's Table 2 alternative), on 2 and 4 PEs.
+    let one_sided = DsmConfig::default().transfers(Transfer::OneSided, Transfer::OneSided);
+    let apps = [
+        App::Sor { n: 100, iters: 5 },
+        App::Lu { n: 64, block: 8 },
+        App::Water {
+            molecules: 96,
+            steps: 2,
+        },
+        App::Tsp {
+            cities: 9,
+            split: 3,
+        },
+        App::Radix { keys: 5000 },
+        App::Nbody {
+            bodies: 200,
+            steps: 3,
+        },
+        App::NbodyW {
+            bodies: 200,
+            steps: 3,
+        },
+    ];
+    for app in apps {
+        let want = run_sequential(&app).checksum;
+        for (pes, threads) in [(2, 1), (2, 2), (4, 1)] {
+            let got = World::builder()
+                .pes(pes)
+                .run(|ctx| run_dsm_with(ctx, &app, threads, one_sided.clone()))
+                .unwrap_or_else(|e| panic!("{app:?} on {pes} PEs x {threads}: {e}"));
+            for o in got {
+                let at = format!("{app:?} on {pes} PEs x {threads}, one-sided");
+                assert_eq!(o.checksum, want, "{at}");
+                assert!(o.valid, "{at}: check failed");
+                assert!(o.stats.puts > 0, "{at}: diffs or notices were put");
+            }
         }
     }
 }

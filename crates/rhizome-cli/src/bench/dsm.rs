@@ -6,7 +6,7 @@
 use super::record::{BenchOpts, Record};
 use clap::{Args, ValueEnum};
 use rhizome::World;
-use rhizome_dsm::{DsmConfig, Homes, Intervals};
+use rhizome_dsm::{DsmConfig, Homes, Intervals, Transfer};
 use rhizome_kernels::dsm::{App, Outcome, run_dsm_with, run_sequential};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,6 +29,29 @@ enum IntervalsArg {
     Lazy,
     /// Intervals also end at every release and acquire.
     Aggressive,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TransferArg {
+    /// Packed into the protocol's messages.
+    Message,
+    /// Written with one-sided puts into memory set aside at the receiver; a short message says where.
+    OneSided,
+}
+
+impl TransferArg {
+    fn transfer(self) -> Transfer {
+        match self {
+            TransferArg::Message => Transfer::Message,
+            TransferArg::OneSided => Transfer::OneSided,
+        }
+    }
+    fn name(self) -> String {
+        match self {
+            TransferArg::Message => "message".into(),
+            TransferArg::OneSided => "one-sided".into(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -85,6 +108,12 @@ pub struct DsmArgs {
     /// Home assignment of the shared pages.
     #[arg(long, value_enum, default_value = "block")]
     homes: HomesArg,
+    /// How diffs reach their homes (the paper's Table 2).
+    #[arg(long, value_enum, default_value = "message")]
+    diffs: TransferArg,
+    /// How write notices reach the next lock holder and the barrier (Table 2's bins).
+    #[arg(long, value_enum, default_value = "message")]
+    notices: TransferArg,
     #[command(flatten)]
     opts: BenchOpts,
 }
@@ -100,6 +129,10 @@ struct DsmRecord {
     intervals: String,
     /// The home assignment: "block", "cyclic" or "firsttouch".
     homes: String,
+    /// How diffs travel: "message" or "one-sided".
+    diffs: String,
+    /// How write notices travel: "message" or "one-sided".
+    notices: String,
     sequential_seconds: f64,
     speedup: f64,
     protocol: BTreeMap<&'static str, u64>,
@@ -190,7 +223,8 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
             HomesArg::Block => Homes::Block,
             HomesArg::Cyclic => Homes::Cyclic,
             HomesArg::FirstTouch => Homes::FirstTouch,
-        });
+        })
+        .transfers(args.diffs.transfer(), args.notices.transfer());
     let mut rows = Vec::new();
     let mut records = Vec::new();
     for app in apps {
@@ -210,6 +244,7 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
         let (row, record) = record(
             app,
             (threads, args.intervals, args.homes),
+            (args.diffs, args.notices),
             (transport, pes),
             &seq,
             &par,
@@ -227,6 +262,7 @@ pub fn run(args: DsmArgs) -> anyhow::Result<()> {
 fn record(
     app: App,
     (threads, intervals, homes): (usize, IntervalsArg, HomesArg),
+    (diffs, notices): (TransferArg, TransferArg),
     (transport, pes): (&str, usize),
     seq: &Outcome,
     par: &Outcome,
@@ -268,6 +304,8 @@ fn record(
         threads,
         intervals: format!("{intervals:?}").to_lowercase(),
         homes: format!("{homes:?}").to_lowercase(),
+        diffs: diffs.name(),
+        notices: notices.name(),
         sequential_seconds: seq.seconds,
         speedup: seq.seconds / par.seconds,
         protocol: par.stats.fields().into_iter().collect(),

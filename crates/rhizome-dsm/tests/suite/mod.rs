@@ -1,31 +1,40 @@
 //! The DSM's SPMD test suite: each test runs inside one PE of a world (local PEs in
 //! `tests/dsm.rs`, MPI ranks in `examples/dsm_tests.rs`) and panics on a wrong result.
 //! Every test is written for any number of PEs and application threads; each runs with
-//! 1 and with 2 application threads per PE, under both interval policies.
+//! 1 and with 2 application threads per PE, under both interval policies, with diffs and
+//! write notices in messages, and twice more with both written by one-sided puts.
 
 use rhizome::Ctx;
-use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes, Intervals};
+use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes, Intervals, Transfer};
 
 /// How one run of a test sets up its DSM.
 #[derive(Clone, Copy)]
 pub struct Mode {
     threads: usize,
     intervals: Intervals,
+    transfer: Transfer,
 }
 
-const fn mode(threads: usize, intervals: Intervals) -> Mode {
-    Mode { threads, intervals }
+const fn mode(threads: usize, intervals: Intervals, transfer: Transfer) -> Mode {
+    Mode {
+        threads,
+        intervals,
+        transfer,
+    }
 }
 
 /// Lists each test with 1 and with 2 application threads per PE, under lazy and under
-/// aggressive intervals, in the form of the runtime's example suites: `(name, body)`.
+/// aggressive intervals, by messages; and by one-sided puts with 1 thread under lazy and 2
+/// under aggressive intervals: `(name, body)`, in the form of the runtime's example suites.
 macro_rules! suite {
     ($($name:ident),* $(,)?) => {
         pub const TESTS: &[(&str, fn(&Ctx))] = &[$(
-            (concat!(stringify!($name), " x1 lazy"), |ctx: &Ctx| $name(ctx, mode(1, Intervals::Lazy))),
-            (concat!(stringify!($name), " x2 lazy"), |ctx: &Ctx| $name(ctx, mode(2, Intervals::Lazy))),
-            (concat!(stringify!($name), " x1 aggressive"), |ctx: &Ctx| $name(ctx, mode(1, Intervals::Aggressive))),
-            (concat!(stringify!($name), " x2 aggressive"), |ctx: &Ctx| $name(ctx, mode(2, Intervals::Aggressive))),
+            (concat!(stringify!($name), " x1 lazy"), |ctx: &Ctx| $name(ctx, mode(1, Intervals::Lazy, Transfer::Message))),
+            (concat!(stringify!($name), " x2 lazy"), |ctx: &Ctx| $name(ctx, mode(2, Intervals::Lazy, Transfer::Message))),
+            (concat!(stringify!($name), " x1 aggressive"), |ctx: &Ctx| $name(ctx, mode(1, Intervals::Aggressive, Transfer::Message))),
+            (concat!(stringify!($name), " x2 aggressive"), |ctx: &Ctx| $name(ctx, mode(2, Intervals::Aggressive, Transfer::Message))),
+            (concat!(stringify!($name), " x2 lazy one-sided"), |ctx: &Ctx| $name(ctx, mode(2, Intervals::Lazy, Transfer::OneSided))),
+            (concat!(stringify!($name), " x1 aggressive one-sided"), |ctx: &Ctx| $name(ctx, mode(1, Intervals::Aggressive, Transfer::OneSided))),
         )*];
     };
 }
@@ -43,12 +52,16 @@ suite!(
     a_released_lock_stays_cached,
     a_lock_cached_on_a_pe_in_the_barrier_is_handed_on,
     threads_hammering_two_locks_lose_no_update,
+    rings_and_bins_wrap_without_loss,
 );
 
 fn config(m: Mode) -> DsmConfig {
     DsmConfig::default()
         .threads(m.threads)
         .intervals(m.intervals)
+        .transfers(m.transfer, m.transfer)
+        // Small rings and bins, so that the tests wrap them.
+        .one_sided_sizes(64 << 10, 4096)
 }
 
 fn dsm(ctx: &Ctx, m: Mode) -> Dsm {
@@ -408,4 +421,53 @@ fn threads_hammering_two_locks_lose_no_update(ctx: &Ctx, m: Mode) {
         let all = rounds * t.global_threads() as u64;
         assert_eq!(counters.get(0) + counters.get(per_page), all);
     });
+}
+
+/// Enough diffs and write notices to wrap the small rings and bins of [`config`] many
+/// times: each thread rewrites whole pages homed round the PEs between barriers (full-page
+/// diffs, more than a ring holds per epoch), and a lock goes round the threads, each
+/// holder adding one to the first word of 16 pages (a 17-word notice per interval). Every
+/// page and counter must come out right, and puts are used exactly when configured.
+fn rings_and_bins_wrap_without_loss(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let per_page = d.page_size() / 8;
+    let (own, shared_pages, rounds) = (16, 16, 8);
+    let all = ctx.num_pes() * m.threads;
+    let data = d
+        .alloc_with::<u64>(all * own * per_page, Homes::Cyclic)
+        .unwrap();
+    let counters = d.alloc::<u64>(shared_pages * per_page).unwrap();
+    let lock = DsmLock::new(9);
+    let value = |r: usize, id: usize, w: usize| (r * 1_000_003 + id * 7919 + w) as u64;
+    d.run(ctx, |t| {
+        let id = t.global_id();
+        // 40 acquisitions a round among all threads.
+        let turns = 40 / all + usize::from(id < 40 % all);
+        for r in 0..rounds {
+            for w in id * own * per_page..(id + 1) * own * per_page {
+                data.set(w, value(r, id, w));
+            }
+            for _ in 0..turns {
+                lock.acquire(t);
+                for p in 0..shared_pages {
+                    counters.set(p * per_page, counters.get(p * per_page) + 1);
+                }
+                lock.release(t).unwrap();
+            }
+            t.barrier();
+            let other = (id + 1) % all;
+            for w in (other * own * per_page..(other + 1) * own * per_page).step_by(61) {
+                assert_eq!(data.get(w), value(r, other, w), "round {r}, word {w}");
+            }
+            t.barrier();
+        }
+        for p in 0..shared_pages {
+            assert_eq!(counters.get(p * per_page), 40 * rounds as u64, "page {p}");
+        }
+    });
+    let puts = d.stats().puts;
+    match m.transfer {
+        Transfer::Message => assert_eq!(puts, 0, "no puts by messages"),
+        Transfer::OneSided => assert!(ctx.num_pes() == 1 || puts > 0, "puts when one-sided"),
+    }
 }
