@@ -35,11 +35,11 @@ mod roots;
 mod sync;
 mod zeroed;
 
-pub use dist::{DistNodeStore, Distribution};
+pub use dist::{DistNodeStore, DistOpCache, Distribution};
 pub use edge::{Bdd, COMPLEMENT, INDEX_MASK};
 pub use manager::{BddError, Config, Manager, Stats};
 pub use node_table::{CollectPlan, NodeStore, SharedNodeTable};
-pub use op_cache::{OpCache, SharedOpCache};
+pub use op_cache::{CacheStats, OpCache, SharedOpCache};
 pub use ops::OpCtx;
 pub use roots::Root;
 pub use zeroed::{ReserveError, check_address_space};

@@ -348,6 +348,11 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
         }
     }
 
+    /// The operation cache.
+    pub fn op_cache(&self) -> &C {
+        &self.cache
+    }
+
     /// A fresh identifier for operations that need their own cache key space (a rename
     /// with a particular variable map, or a user-written operation; see [`OpCtx::memo_get`]).
     pub fn fresh_op_id(&self) -> u64 {

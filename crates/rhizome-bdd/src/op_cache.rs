@@ -28,18 +28,36 @@ pub trait OpCache: Sync + Send + 'static {
     fn get(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd>;
     /// Records a result; may silently drop it.
     fn put(&self, k0: u64, k1: u64, k2: u64, result: Bdd);
+    /// Lookups and hits so far, for caches that count them (the per-PE shared-memory
+    /// cache does not: a count would cost its hot path a shared write).
+    fn stats(&self) -> Option<CacheStats> {
+        None
+    }
+}
+
+/// Lookups and hits of an operation cache since it was made (see [`OpCache::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookups.
+    pub lookups: u64,
+    /// Lookups answered by the cache itself (a PE's own, in a distributed manager).
+    pub local_hits: u64,
+    /// Lookups answered by a cache behind it, shared by the PEs (after a miss in front).
+    pub shared_hits: u64,
 }
 
 /// Fewest entries a cache has (a handful under loom, whose models must stay small).
 #[cfg(not(loom))]
-const MIN_ENTRIES: usize = 1024;
+pub(crate) const MIN_ENTRIES: usize = 1024;
 #[cfg(loom)]
-const MIN_ENTRIES: usize = 2;
+pub(crate) const MIN_ENTRIES: usize = 2;
 
 const LOCK: u64 = 1 << 62;
 const VERSION_SHIFT: u32 = 40;
 const VERSION_MASK: u64 = ((1 << 22) - 1) << VERSION_SHIFT;
-const STATUS: u64 = LOCK | VERSION_MASK;
+/// The spare bits (40..62) of the third key word, where an entry keeps its lock and
+/// version; also clear in every result (an edge).
+pub(crate) const STATUS: u64 = LOCK | VERSION_MASK;
 
 /// The shared-memory operation cache of one PE.
 pub struct SharedOpCache {
@@ -54,8 +72,20 @@ pub struct SharedOpCache {
     mask: AtomicUsize,
 }
 
+/// The entries a cache of `now` entries and capacity `capacity` takes when asked for
+/// `entries`: a power of two, at least [`MIN_ENTRIES`], within the capacity, never
+/// fewer than now.
+pub(crate) fn grown_size(entries: usize, capacity: usize, now: usize) -> usize {
+    entries
+        .max(MIN_ENTRIES)
+        .next_power_of_two()
+        .min(capacity)
+        .max(now)
+}
+
+/// The hash of a key, which picks its entry.
 #[inline]
-fn hash(k0: u64, k1: u64, k2: u64) -> u64 {
+pub(crate) fn hash(k0: u64, k1: u64, k2: u64) -> u64 {
     let mut h = k0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     h = (h ^ k1).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
     h = (h ^ k2).wrapping_mul(0x1656_67B1_9E37_79F9);
@@ -111,11 +141,7 @@ impl SharedOpCache {
     /// so they are still zero. No other thread may use the cache meanwhile.
     pub(crate) fn clear_to(&self, entries: usize) {
         self.clear();
-        let n = entries
-            .max(MIN_ENTRIES)
-            .next_power_of_two()
-            .min(self.capacity)
-            .max(self.len());
+        let n = grown_size(entries, self.capacity, self.len());
         self.mask.store(n - 1, Ordering::Relaxed);
     }
 }
@@ -123,41 +149,31 @@ impl SharedOpCache {
 impl OpCache for SharedOpCache {
     fn collect(&mut self, entries: usize, is_live: &dyn Fn(u64) -> bool) {
         let old = self.len();
-        let n = entries
-            .max(MIN_ENTRIES)
-            .next_power_of_two()
-            .min(self.capacity)
-            .max(old);
-        let live = |w: u64| is_live(w & INDEX_MASK);
+        let n = grown_size(entries, self.capacity, old);
         for p in 0..old {
             let i = self.base + 4 * p;
             let e = &mut self.words[i..i + 4];
-            let k0 = read_mut(&mut e[0]);
-            if k0 == 0 {
-                continue; // empty: every key has an operation id in k0
-            }
-            let (k1, s, r) = (
+            let w = [
+                read_mut(&mut e[0]),
                 read_mut(&mut e[1]),
                 read_mut(&mut e[2]),
                 read_mut(&mut e[3]),
-            );
-            let keep = live(k0) && live(k1) && live(s) && live(r);
-            let to = if keep {
-                hash(k0, k1, s & !STATUS) as usize & (n - 1)
-            } else {
-                p
-            };
+            ];
+            if w[0] == 0 {
+                continue;
+            }
+            let to = survives(w, is_live).map(|h| h as usize & (n - 1));
             // Whole entries are cleared: a zero lock word alone would let stale keys match.
             for w in e.iter_mut() {
                 write_mut(w, 0);
             }
-            if keep {
+            if let Some(to) = to {
                 // Growing keeps an entry at its position modulo the old size, so distinct
                 // old entries land on distinct new positions, and positions beyond the old
                 // size were never used: nothing is overwritten.
                 let j = self.base + 4 * to;
-                for (w, v) in self.words[j..j + 4].iter_mut().zip([k0, k1, s, r]) {
-                    write_mut(w, v);
+                for (x, v) in self.words[j..j + 4].iter_mut().zip(w) {
+                    write_mut(x, v);
                 }
             }
         }
@@ -166,48 +182,72 @@ impl OpCache for SharedOpCache {
 
     #[inline]
     fn get(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
-        debug_assert_eq!(k2 & STATUS, 0);
-        let e = self.entry(hash(k0, k1, k2));
-        let s1 = e[2].load(Ordering::Acquire);
-        if s1 & !STATUS != k2 || s1 & LOCK != 0 {
-            return None;
-        }
-        let (a, b, r) = (
-            e[0].load(Ordering::Relaxed),
-            e[1].load(Ordering::Relaxed),
-            e[3].load(Ordering::Relaxed),
-        );
-        fence(Ordering::Acquire);
-        if e[2].load(Ordering::Relaxed) != s1 {
-            return None;
-        }
-        (a == k0 && b == k1).then_some(Bdd(r))
+        read_entry(self.entry(hash(k0, k1, k2)), k0, k1, k2)
     }
 
     #[inline]
     fn put(&self, k0: u64, k1: u64, k2: u64, result: Bdd) {
-        debug_assert_eq!(k2 & STATUS, 0);
-        let e = self.entry(hash(k0, k1, k2));
-        let s = e[2].load(Ordering::Relaxed);
-        if s & LOCK != 0
-            || e[2]
-                .compare_exchange(s, s | LOCK, Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-        {
-            return;
-        }
-        // Orders the lock before the data stores for a reader (whose acquire fence pairs
-        // with this): without it a reader may see the new keys with the old result and
-        // the old status word, and return a result under the wrong key. (Loom found this;
-        // on x86 the fence costs no instruction.)
-        fence(Ordering::Release);
-        e[0].store(k0, Ordering::Relaxed);
-        e[1].store(k1, Ordering::Relaxed);
-        e[3].store(result.0, Ordering::Relaxed);
-        // A new version, so a reader that started before this write sees a change.
-        let version = (s & VERSION_MASK).wrapping_add(1 << VERSION_SHIFT) & VERSION_MASK;
-        e[2].store(k2 | version, Ordering::Release);
+        write_entry(self.entry(hash(k0, k1, k2)), k0, k1, k2, result);
     }
+}
+
+/// The seqlock read of the entry `e` (four words: keys, status, result) for the key
+/// `(k0, k1, k2)`: its result, or `None` when it holds another key or a writer is
+/// changing it.
+#[inline]
+pub(crate) fn read_entry(e: &[AtomicU64], k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
+    debug_assert_eq!(k2 & STATUS, 0);
+    let s1 = e[2].load(Ordering::Acquire);
+    if s1 & !STATUS != k2 || s1 & LOCK != 0 {
+        return None;
+    }
+    let (a, b, r) = (
+        e[0].load(Ordering::Relaxed),
+        e[1].load(Ordering::Relaxed),
+        e[3].load(Ordering::Relaxed),
+    );
+    fence(Ordering::Acquire);
+    if e[2].load(Ordering::Relaxed) != s1 {
+        return None;
+    }
+    (a == k0 && b == k1).then_some(Bdd(r))
+}
+
+/// The seqlock write of `result` for `(k0, k1, k2)` into the entry `e`; dropped when
+/// another writer holds the entry.
+#[inline]
+pub(crate) fn write_entry(e: &[AtomicU64], k0: u64, k1: u64, k2: u64, result: Bdd) {
+    debug_assert_eq!(k2 & STATUS, 0);
+    let s = e[2].load(Ordering::Relaxed);
+    if s & LOCK != 0
+        || e[2]
+            .compare_exchange(s, s | LOCK, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+    {
+        return;
+    }
+    // Orders the lock before the data stores for a reader (whose acquire fence pairs
+    // with this): without it a reader may see the new keys with the old result and
+    // the old status word, and return a result under the wrong key. (Loom found this;
+    // on x86 the fence costs no instruction.)
+    fence(Ordering::Release);
+    e[0].store(k0, Ordering::Relaxed);
+    e[1].store(k1, Ordering::Relaxed);
+    e[3].store(result.0, Ordering::Relaxed);
+    // A new version, so a reader that started before this write sees a change.
+    let version = (s & VERSION_MASK).wrapping_add(1 << VERSION_SHIFT) & VERSION_MASK;
+    e[2].store(k2 | version, Ordering::Release);
+}
+
+/// Whether a collection keeps the entry `[k0, k1, status, result]` (read with no writer
+/// running): it is in use, not locked, and names only live nodes (every word checked
+/// as an edge). Its key's hash, if so.
+pub(crate) fn survives(w: [u64; 4], is_live: &dyn Fn(u64) -> bool) -> Option<u64> {
+    let [k0, k1, s, r] = w;
+    let live = |w: u64| is_live(w & INDEX_MASK);
+    // Empty: every key has an operation id in k0.
+    let keep = k0 != 0 && s & LOCK == 0 && live(k0) && live(k1) && live(s) && live(r);
+    keep.then(|| hash(k0, k1, s & !STATUS))
 }
 
 /// The seqlock under loom's model of the memory orderings: a reader racing with writers

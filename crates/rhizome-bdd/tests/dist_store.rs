@@ -9,7 +9,9 @@ use num_bigint::BigUint;
 use proptest::prelude::*;
 use rhizome::tasks::Tasks;
 use rhizome::{Ctx, World};
-use rhizome_bdd::{Bdd, BddError, Config, DistNodeStore, Manager, NodeStore, SharedOpCache};
+use rhizome_bdd::{
+    Bdd, BddError, Config, DistNodeStore, DistOpCache, Manager, NodeStore, SharedOpCache,
+};
 use std::sync::Arc;
 
 mod support;
@@ -18,11 +20,29 @@ use support::{all_vars, assert_nodes_unique, build_twice, reference, workload};
 /// Slots per PE of a distributed table: at the start, and at most.
 type Slots = (usize, usize);
 
+/// The operation cache of the PEs' managers.
+#[derive(Clone, Copy, Debug)]
+enum Cache {
+    /// Each PE its own.
+    PerPe,
+    /// Shared by the PEs, reached directly (the local transport's memory).
+    Shared,
+    /// Shared by the PEs, reached by one-sided gets and puts (checked entries).
+    OneSided,
+}
+
+type Dist = Manager<DistNodeStore, DistOpCache>;
+
 /// A manager on PE `ctx`'s pool over a distributed table of `slots` per PE, its cache
 /// sized from the PE's share (collective: every PE must call it).
-fn dist_manager(ctx: &Ctx, (initial, max): Slots) -> Manager<DistNodeStore, SharedOpCache> {
+fn dist_manager(ctx: &Ctx, (initial, max): Slots, cache: Cache) -> Dist {
     let store = DistNodeStore::growing(ctx, initial, max, ctx.workers());
-    let cache = SharedOpCache::new(store.slots_per_pe(), store.capacity_per_pe());
+    let (entries, cap) = (store.slots_per_pe(), store.capacity_per_pe());
+    let cache = match cache {
+        Cache::PerPe => DistOpCache::per_pe(SharedOpCache::new(entries, cap)),
+        Cache::Shared => DistOpCache::shared(ctx, entries, cap),
+        Cache::OneSided => DistOpCache::shared_with(ctx, entries, cap, true),
+    };
     Manager::from_parts_on_pool(store, cache, Config::default(), Arc::clone(ctx.pool()))
 }
 
@@ -32,9 +52,9 @@ fn on_pe0<R: Send>(
     pes: usize,
     workers: usize,
     slots: usize,
-    drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
+    drive: impl Fn(&mut Dist) -> R + Sync,
 ) -> R {
-    on_pes(pes, workers, (slots, slots), None, drive).0
+    on_pes(pes, workers, (slots, slots), None, Cache::Shared, drive).0
 }
 
 /// [`on_pe0`] with the operations spread over the PEs, forks less than `cutoff` deep
@@ -45,9 +65,16 @@ fn spread_on_pe0<R: Send>(
     workers: usize,
     slots: usize,
     cutoff: u32,
-    drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
+    drive: impl Fn(&mut Dist) -> R + Sync,
 ) -> (R, Vec<u64>) {
-    on_pes(pes, workers, (slots, slots), Some(cutoff), drive)
+    on_pes(
+        pes,
+        workers,
+        (slots, slots),
+        Some(cutoff),
+        Cache::Shared,
+        drive,
+    )
 }
 
 fn on_pes<R: Send>(
@@ -55,13 +82,14 @@ fn on_pes<R: Send>(
     workers: usize,
     slots: Slots,
     spread: Option<u32>,
-    drive: impl Fn(&mut Manager<DistNodeStore, SharedOpCache>) -> R + Sync,
+    cache: Cache,
+    drive: impl Fn(&mut Dist) -> R + Sync,
 ) -> (R, Vec<u64>) {
     let mut results = World::builder()
         .pes(pes)
         .workers(workers)
         .run(|ctx| {
-            let mut m = dist_manager(ctx, slots);
+            let mut m = dist_manager(ctx, slots, cache);
             let r = match spread {
                 None => (ctx.my_pe() == 0).then(|| drive(&mut m)),
                 Some(cutoff) => {
@@ -189,10 +217,18 @@ fn spread_operations_that_fill_the_partitions_resume_and_give_the_reference_resu
     // failures that happen on any PE, and each PE catches up with it before its next job.
     let seeds: Vec<u64> = (1..=8).collect();
     let expect = reference(&seeds);
-    for (pes, workers) in [(2, 1), (2, 2), (4, 1)] {
+    // Every kind of cache: the shared ones are collected on PE 0 for every PE.
+    for (pes, workers, cache) in [
+        (2, 1, Cache::Shared),
+        (2, 2, Cache::PerPe),
+        (2, 2, Cache::OneSided),
+        (4, 1, Cache::Shared),
+        (4, 1, Cache::OneSided),
+    ] {
         let slots = (1 << 16) / pes;
-        let (stats, jobs) = spread_on_pe0(pes, workers, slots, 6, |m| {
-            build_twice(m, &seeds, &expect, &format!("{pes} PEs, spread"));
+        let what = format!("{pes} PEs, spread, {cache:?} cache");
+        let (stats, jobs) = on_pes(pes, workers, (slots, slots), Some(6), cache, |m| {
+            build_twice(m, &seeds, &expect, &what);
             m.stats()
         });
         assert!(
@@ -210,9 +246,15 @@ fn partitions_that_start_small_grow_together_and_give_the_reference_results() {
     // homes, its operation cache) before its next job.
     let seeds: Vec<u64> = (1..=8).collect();
     let expect = reference(&seeds);
-    for (pes, workers, spread) in [(2, 2, None), (4, 1, None), (2, 1, Some(6)), (4, 1, Some(6))] {
-        let what = format!("{pes} PEs, spread {spread:?}");
-        let (stats, jobs) = on_pes(pes, workers, (1 << 10, 1 << 15), spread, |m| {
+    for (pes, workers, spread, cache) in [
+        (2, 2, None, Cache::Shared),
+        (4, 1, None, Cache::OneSided),
+        (2, 1, Some(6), Cache::Shared),
+        (2, 1, Some(6), Cache::PerPe),
+        (4, 1, Some(6), Cache::OneSided),
+    ] {
+        let what = format!("{pes} PEs, spread {spread:?}, {cache:?} cache");
+        let (stats, jobs) = on_pes(pes, workers, (1 << 10, 1 << 15), spread, cache, |m| {
             build_twice(m, &seeds, &expect, &what);
             m.stats()
         });

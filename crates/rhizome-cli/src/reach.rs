@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 mod pes;
+mod pss;
 mod sizes;
 
 pub use sizes::{human_bytes, parse_size, process_status_bytes};
@@ -324,15 +325,18 @@ fn explore<S: NodeStore, C: OpCache>(
     });
     display.finish();
     peaks.set_jobs(m.spread_jobs());
-    let (peak_per_pe, jobs_per_pe) = peaks.gather();
+    peaks.set_cache(m.op_cache().stats());
+    let per_pe = peaks.gather();
     let run = RunInfo {
         workers,
         pes: peaks.pes(),
         transport: peaks.transport(),
         load_seconds,
         peak: peak_rss_bytes(),
-        peaks: peak_per_pe,
-        jobs: jobs_per_pe,
+        peaks: per_pe.rss,
+        pss: per_pe.pss,
+        jobs: per_pe.jobs,
+        cache: per_pe.cache,
     };
     let report = match outcome {
         Ok(report) => report,
@@ -410,6 +414,9 @@ fn explore<S: NodeStore, C: OpCache>(
     if let Some(line) = run.peak_line() {
         println!("peak RSS   {line}");
     }
+    if let Some(line) = run.pss_line() {
+        println!("peak PSS   {line}");
+    }
     if run.pes > 1 {
         let each: Vec<String> = run
             .jobs
@@ -440,8 +447,12 @@ struct RunInfo {
     peak: Option<u64>,
     /// Every PE's (PE 0's process first).
     peaks: Vec<Option<u64>>,
+    /// Every PE's peak proportional set size (see `pss.rs`).
+    pss: Vec<Option<u64>>,
     /// Every PE's count of sub-operations it ran (on several PEs).
     jobs: Vec<Option<u64>>,
+    /// Every PE's operation-cache lookups and hits (where counted).
+    cache: Vec<Option<rhizome_bdd::CacheStats>>,
 }
 
 impl RunInfo {
@@ -454,13 +465,31 @@ impl RunInfo {
         if self.transport == "local" {
             return Some(format!("{own} (the {} PEs share this process)", self.pes));
         }
-        let each: Vec<String> = self
-            .peaks
-            .iter()
-            .map(|p| p.map_or("?".into(), human_bytes))
-            .collect();
-        Some(format!("{own} on PE 0; per PE {}", each.join(", ")))
+        Some(format!(
+            "{own} on PE 0; per PE {}",
+            per_pe_text(&self.peaks)
+        ))
     }
+
+    /// The summary's peak proportional set size per PE, on several processes.
+    fn pss_line(&self) -> Option<String> {
+        if self.pes == 1 || self.transport == "local" {
+            return None;
+        }
+        Some(format!(
+            "per PE {} (shared pages split)",
+            per_pe_text(&self.pss)
+        ))
+    }
+}
+
+/// Byte counts of the PEs, `?` where unknown: `149.5 MiB, 133.5 MiB`.
+fn per_pe_text(bytes: &[Option<u64>]) -> String {
+    let each: Vec<String> = bytes
+        .iter()
+        .map(|p| p.map_or("?".into(), human_bytes))
+        .collect();
+    each.join(", ")
 }
 
 /// The `--json` report: the summary's fields, the per-level series, the deadlocks and
@@ -508,8 +537,19 @@ fn write_json<S: NodeStore, C: OpCache>(
         // Each PE's peak resident memory; PEs of the local transport share one process,
         // so each reports the process's.
         "peak_rss_bytes_per_pe": run.peaks,
+        // Each PE's peak proportional set size: pages shared between processes (the
+        // other ranks' partitions under shared windows) split between them, so the PEs'
+        // figures add up to their memory together. Sampled every 100 ms and at the end.
+        "peak_pss_bytes_per_pe": run.pss,
         // The sub-operations (jobs of the spread BDD operations) each PE ran.
         "jobs_per_pe": run.jobs,
+        // Each PE's operation-cache lookups, hits in its own cache, and hits in the
+        // cache the PEs share (null where not counted: one PE's cache).
+        "op_cache_per_pe": run.cache.iter().map(|c| c.map(|c| json!({
+            "lookups": c.lookups,
+            "local_hits": c.local_hits,
+            "shared_hits": c.shared_hits,
+        }))).collect::<Vec<_>>(),
         "collections": stats.collections,
         "table_size": stats.table_size,
         "per_level": per_level,

@@ -43,6 +43,7 @@ pub mod fc;
 pub mod fib;
 pub mod graph;
 pub mod nqueens;
+pub mod probe_model;
 #[cfg(feature = "mpi")]
 pub mod raw_mpi;
 pub mod tasks;

@@ -15,7 +15,7 @@ use models::required_models_dir;
 use num_bigint::BigUint;
 use rhizome::World;
 use rhizome::tasks::Tasks;
-use rhizome_bdd::{Config, DistNodeStore, Manager, SharedOpCache};
+use rhizome_bdd::{Config, DistNodeStore, DistOpCache, Manager};
 use rhizome_mc::reach::{ReachOptions, ReachReport, StoredCheck, Strategy};
 use std::sync::Arc;
 use support::{ALL_STRATEGIES, explore_file, run_file};
@@ -62,7 +62,7 @@ fn explore_on(
         .workers(1)
         .run(|ctx| {
             let store = DistNodeStore::new(ctx, slots, ctx.workers());
-            let cache = SharedOpCache::new(slots, slots);
+            let cache = DistOpCache::shared(ctx, slots, slots);
             let pool = Arc::clone(ctx.pool());
             let mut m = Manager::from_parts_on_pool(store, cache, Config::default(), pool);
             let tasks = Tasks::new(ctx);

@@ -43,9 +43,12 @@
 //! capacity given at creation.
 
 mod collect;
+mod dist_cache;
+mod memo;
 mod node_cache;
 mod spread;
 
+pub use dist_cache::DistOpCache;
 pub use spread::Distribution;
 pub(crate) use spread::SubOp;
 

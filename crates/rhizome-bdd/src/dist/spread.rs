@@ -7,7 +7,8 @@
 //! (above a depth cutoff) spawns its other halves as serializable [`OpJob`]s and runs the
 //! first itself; below the cutoff the operations fork with the plain pool `join`, at no
 //! cost on the hot path. A thief runs the job with its PE's node store (own node cache
-//! and allocation cursors), its own operation cache, and its own workers; the result (an
+//! and allocation cursors), its operation cache ([`DistOpCache`]: per PE, or a local one in
+//! front of the cache all PEs share), and its own workers; the result (an
 //! edge) travels back through the job's future. Each PE finds its manager for a job in a
 //! process-wide registry, by the session number that PE 0 hands out when the managers
 //! are set up ([`Manager::spread_over`]).
@@ -22,10 +23,10 @@
 //! full, so the whole operation fails and [`Manager::run`] collects and reruns it.
 
 use super::DistNodeStore;
+use super::DistOpCache;
 use crate::edge::Bdd;
 use crate::manager::Manager;
 use crate::node_table::NodeStore;
-use crate::op_cache::SharedOpCache;
 use crate::ops::OpCtx;
 use rhizome::Ctx;
 use rhizome::tasks::{Future, Job, TaskCtx, Tasks};
@@ -85,9 +86,9 @@ pub struct Distribution {
     /// Held while a PE catches up with a collection.
     catch_up: Mutex<()>,
     /// The manager's store and cache while it runs an operation or serves jobs: always a
-    /// `DistNodeStore` and a `SharedOpCache` (only such a manager gets a distribution).
+    /// `DistNodeStore` and a `DistOpCache` (only such a manager gets a distribution).
     store: AtomicPtr<DistNodeStore>,
-    cache: AtomicPtr<SharedOpCache>,
+    cache: AtomicPtr<DistOpCache>,
     /// Jobs of spread operations run on this PE.
     jobs: AtomicU64,
 }
@@ -119,11 +120,11 @@ impl Distribution {
 
     /// Points the jobs of this PE at `store` and `cache` (the manager's, which does not
     /// move while it runs an operation or serves).
-    fn bind(&self, store: &DistNodeStore, cache: &SharedOpCache) {
+    fn bind(&self, store: &DistNodeStore, cache: &DistOpCache) {
         self.store
             .store(store as *const _ as *mut DistNodeStore, Ordering::Release);
         self.cache
-            .store(cache as *const _ as *mut SharedOpCache, Ordering::Release);
+            .store(cache as *const _ as *mut DistOpCache, Ordering::Release);
     }
 
     /// A collection of the table happened on this (the driving) PE, which has emptied its
@@ -136,7 +137,7 @@ impl Distribution {
     /// last job. No job of an older generation is running (each operation waits for all of
     /// its jobs before a collection), and every job of this PE passes here first, so the
     /// one that catches up has the store and cache to itself.
-    fn enter(&self, generation: u64, store: &DistNodeStore, cache: &SharedOpCache) {
+    fn enter(&self, generation: u64, store: &DistNodeStore, cache: &DistOpCache) {
         if self.generation() == generation {
             return;
         }
@@ -147,8 +148,8 @@ impl Distribution {
             // until the new generation is published below.
             unsafe { store.forget_local() };
             // The cache keeps its ratio to this PE's share of the table, which may have
-            // grown.
-            cache.clear_to(cache.len() * (store.slots_per_pe() / before).max(1));
+            // grown (and takes the shared cache's size, if it has one).
+            cache.catch_up(store.slots_per_pe() / before);
             self.generation.store(generation, Ordering::Release);
         }
     }
@@ -255,7 +256,7 @@ impl<S: NodeStore, C: crate::OpCache> OpCtx<'_, S, C> {
     }
 }
 
-impl Manager<DistNodeStore, SharedOpCache> {
+impl Manager<DistNodeStore, DistOpCache> {
     /// Collective: makes this PE's manager one of a set, one per PE, that spreads the
     /// work of its operations over the PEs (see the [module docs](self)): forks less than
     /// `cutoff` levels deep spawn jobs on `tasks` (registered here). Operations spread
@@ -265,12 +266,12 @@ impl Manager<DistNodeStore, SharedOpCache> {
     /// ```
     /// use rhizome::World;
     /// use rhizome::tasks::Tasks;
-    /// use rhizome_bdd::{Bdd, Config, DistNodeStore, Manager, SharedOpCache};
+    /// use rhizome_bdd::{Bdd, Config, DistNodeStore, DistOpCache, Manager};
     /// use std::sync::Arc;
     ///
     /// let out = World::builder().pes(2).workers(1).run(|ctx| {
     ///     let store = DistNodeStore::new(ctx, 1 << 12, ctx.workers());
-    ///     let cache = SharedOpCache::new(1 << 12, 1 << 12);
+    ///     let cache = DistOpCache::shared(ctx, 1 << 12, 1 << 12);
     ///     let mut m = Manager::from_parts_on_pool(store, cache, Config::default(), Arc::clone(ctx.pool()));
     ///     let tasks = Tasks::new(ctx);
     ///     m.spread_over(ctx, &tasks, 4);
@@ -328,7 +329,7 @@ impl<S: NodeStore, C: crate::OpCache> Manager<S, C> {
         if let Some(d) = &self.dist {
             // `dist` is only set by `spread_over`, on a manager of these two types.
             let store = (&self.store as &dyn Any).downcast_ref::<DistNodeStore>();
-            let cache = (&self.cache as &dyn Any).downcast_ref::<SharedOpCache>();
+            let cache = (&self.cache as &dyn Any).downcast_ref::<DistOpCache>();
             if let (Some(store), Some(cache)) = (store, cache) {
                 d.bind(store, cache);
             }

@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use rhizome::World;
 use rhizome_collections::dht::{Access, Config, DistributedHashTable};
 use rhizome_kernels::dht::{Load, access_name, corollary1, lemma1_round_trips, sweep, throughput};
+use rhizome_kernels::probe_model::{chunks_from_tail, probe_tail};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum AccessArg {
@@ -157,21 +158,37 @@ pub fn run(args: DhtArgs) -> anyhow::Result<()> {
             }
             if args.sweep {
                 let alphas: Vec<f64> = (1..=9).map(|i| i as f64 / 10.0).collect();
+                // The model's probe-length distribution, once per load factor (on PE 0,
+                // which reports).
+                let mut tails: Vec<(f64, Vec<f64>)> = Vec::new();
                 for &chunk in &args.sweep_chunks {
                     // Long probe runs near 0.9 reach thousands of buckets in a table of a
                     // million: let every chunk size probe at least 8192 before `Full`.
                     let max_chunks = args.max_chunks.max(8192usize.div_ceil(chunk));
                     for p in sweep(ctx, args.sweep_slots, chunk, max_chunks, &alphas)? {
+                        if ctx.my_pe() != 0 {
+                            continue;
+                        }
+                        // At the load factor the window is centred on.
+                        let tail = match tails.iter().find(|t| t.0 == p.alpha) {
+                            Some(t) => &t.1,
+                            None => {
+                                tails.push((p.alpha, probe_tail(p.alpha)));
+                                &tails[tails.len() - 1].1
+                            }
+                        };
                         rows.push((
                             format!("round trips/insert C={} a={:.1}", p.chunk, p.alpha),
                             p.chunks_per_op,
                             "chunks",
                             Some((
-                                lemma1_round_trips(p.chunk, p.alpha),
-                                "thesis Lemma 1 (Fig 3.17)",
+                                chunks_from_tail(tail, p.chunk),
+                                "thesis model E[ceil(L/C)] (sec 3.3)",
                             )),
                             format!(
-                                "g(C,a)={:.3}, {:.3} rma/op, {:.0} ns/op, {} inserts",
+                                "Lemma 1 / Fig 3.17 max(1,ceil(g))={:.0}, g(C,a)={:.3}, \
+                                 {:.3} rma/op, {:.0} ns/op, {} inserts",
+                                lemma1_round_trips(p.chunk, p.alpha),
                                 corollary1(p.chunk, p.alpha),
                                 p.rma_per_op,
                                 p.ns_per_op,

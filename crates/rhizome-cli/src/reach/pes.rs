@@ -5,8 +5,9 @@
 //! table, growing as it needs. On N PEs (`--pes N` on the local transport, or one PE per
 //! rank under `mpirun -np N`) the node table is a [`DistNodeStore`]: each PE holds one
 //! partition, which starts at its share of the table one PE starts with and may grow to
-//! the size `--memory` allows a PE, so the table holds N times the nodes one PE could. Every PE builds a manager on the table (its own operation cache and node
-//! cache), and the managers spread the work of each operation over the PEs
+//! the size `--memory` allows a PE, so the table holds N times the nodes one PE could.
+//! Every PE builds a manager on the table (its operation cache, its own or, with
+//! `RHIZOME_OP_CACHE=shared`, one shared by all PEs, and its node cache), and the managers spread the work of each operation over the PEs
 //! ([`Manager::spread_over`]): PE 0 loads the model and drives the strategy, and the top
 //! levels of the recursion of every operation of the exploration run as jobs of the
 //! cluster work stealing ([`rhizome::tasks`]), which the other PEs steal and run on
@@ -15,10 +16,13 @@
 //! table is canonical whichever PE makes a node.
 
 use super::{Outputs, ReachArgs, drive};
+use crate::reach::pss::{PssSampler, dump_smaps, peak_pss_bytes};
 use crate::reach::sizes::peak_rss_bytes;
 use rhizome::tasks::Tasks;
 use rhizome::{Ctx, World};
-use rhizome_bdd::{Config, DistNodeStore, Manager, SharedOpCache};
+use rhizome_bdd::{
+    CacheStats, Config, DistNodeStore, DistOpCache, Manager, OpCache, SharedOpCache,
+};
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
@@ -40,6 +44,10 @@ pub(super) fn run(
     outputs: Outputs,
 ) -> anyhow::Result<()> {
     let outputs = Mutex::new(outputs);
+    // Read before the PEs start: a bad value must end every PE alike, before any
+    // collective.
+    let kind = op_cache_kind()?;
+    let _sampler = PssSampler::start();
     let results = World::builder()
         .pes(args.runtime.pes.unwrap_or(1))
         .workers(config.workers)
@@ -51,8 +59,9 @@ pub(super) fn run(
                 tasks: tasks.as_ref(),
                 explored: Cell::new(false),
                 jobs: Cell::new(None),
+                cache: Cell::new(None),
             };
-            let outcome = on_pe(ctx, args, &config, memory, &outputs, &peaks);
+            let outcome = on_pe(ctx, args, &config, memory, kind, &outputs, &peaks);
             // PE 0 runs the scheduler once, also when it failed before exploring: the
             // other PEs serve until it has.
             if ctx.my_pe() == 0 {
@@ -75,6 +84,7 @@ fn on_pe(
     args: &ReachArgs,
     config: &Config,
     memory: usize,
+    kind: OpCacheKind,
     outputs: &Mutex<Outputs>,
     peaks: &Peaks<'_>,
 ) -> anyhow::Result<()> {
@@ -94,10 +104,14 @@ fn on_pe(
     let initial = config.initial_nodes.div_ceil(ctx.num_pes());
     let store = DistNodeStore::growing(ctx, initial, max_slots, ctx.workers());
     let entries = |slots: usize| (slots as f64 * config.cache_ratio) as usize;
-    let cache = SharedOpCache::new(
+    let (now, most) = (
         entries(store.slots_per_pe()),
         entries(store.capacity_per_pe()),
     );
+    let cache = match kind {
+        OpCacheKind::Shared => DistOpCache::shared(ctx, now, most),
+        OpCacheKind::PerPe => DistOpCache::per_pe(SharedOpCache::new(now, most)),
+    };
     let mut m = Manager::from_parts_on_pool(store, cache, config.clone(), pool);
     let tasks = peaks.tasks.expect("a scheduler on several PEs");
     // 0: PE 0 runs every operation alone.
@@ -106,9 +120,46 @@ fn on_pe(
     if ctx.my_pe() != 0 {
         m.serve(ctx, tasks);
         peaks.set_jobs(m.spread_jobs());
+        peaks.set_cache(m.op_cache().stats());
         return Ok(());
     }
     drive(args, m, memory, outputs, peaks)
+}
+
+/// The per-PE figures of a run, in PE order.
+pub(super) struct PerPe {
+    /// Peak resident memory (VmHWM).
+    pub(super) rss: Vec<Option<u64>>,
+    /// Peak proportional set size.
+    pub(super) pss: Vec<Option<u64>>,
+    /// Sub-operations run (on several PEs).
+    pub(super) jobs: Vec<Option<u64>>,
+    /// Operation-cache lookups and hits (where the cache counts them).
+    pub(super) cache: Vec<Option<CacheStats>>,
+}
+
+/// Which operation cache the PEs' managers use (`RHIZOME_OP_CACHE`).
+///
+/// Each PE's own is the default: on collision.5 `sat` and at.5 `bfs` (2 ranks) the
+/// shared one hit no more often (PE 0 runs nearly every lookup, so there is little to
+/// share) and cost more CPU time, its entries being in the ranks' shared windows (4 KiB
+/// shared-memory pages, where the per-PE cache has huge pages) and each store written
+/// twice; see the README's distributed section.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OpCacheKind {
+    /// One cache shared by all PEs, a small local one in front on each.
+    Shared,
+    /// Each PE its own (the default).
+    PerPe,
+}
+
+/// `RHIZOME_OP_CACHE`: `per-pe` (the default) or `shared`.
+fn op_cache_kind() -> anyhow::Result<OpCacheKind> {
+    match std::env::var("RHIZOME_OP_CACHE").as_deref() {
+        Ok("shared") => Ok(OpCacheKind::Shared),
+        Err(_) | Ok("per-pe") => Ok(OpCacheKind::PerPe),
+        Ok(other) => anyhow::bail!("RHIZOME_OP_CACHE is `{other}`: use `shared` or `per-pe`"),
+    }
 }
 
 /// The PE's part in the run beside its manager: the scheduler that spreads the
@@ -123,6 +174,8 @@ pub(super) struct Peaks<'a> {
     explored: Cell<bool>,
     /// Sub-operations this PE ran, for the report.
     jobs: Cell<Option<u64>>,
+    /// This PE's operation-cache lookups and hits, for the report.
+    cache: Cell<Option<CacheStats>>,
 }
 
 impl Peaks<'_> {
@@ -150,18 +203,44 @@ impl Peaks<'_> {
         self.jobs.set(jobs);
     }
 
+    /// Records this PE's operation-cache counts, for [`gather`](Peaks::gather).
+    pub(super) fn set_cache(&self, stats: Option<CacheStats>) {
+        self.cache.set(stats);
+    }
+
     /// Collective (PE 0 calls it from the report, every other PE when its part ends):
-    /// every PE's peak resident memory so far and sub-operations run, in PE order, on PE 0.
-    pub(super) fn gather(&self) -> (Vec<Option<u64>>, Vec<Option<u64>>) {
+    /// every PE's peak resident memory and peak proportional set size so far and
+    /// sub-operations run, in PE order, on PE 0.
+    pub(super) fn gather(&self) -> PerPe {
         self.gathered.set(true);
-        let own = peak_rss_bytes().unwrap_or(0);
+        dump_smaps(self.ctx.my_pe());
+        let rss = peak_rss_bytes().unwrap_or(0);
+        let pss = peak_pss_bytes().unwrap_or(0);
         let jobs = self.jobs.get().map_or(0, |j| j + 1);
-        self.ctx
-            .gather((own, jobs), 0)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(b, j)| ((b > 0).then_some(b), j.checked_sub(1)))
-            .unzip()
+        let cache = self
+            .cache
+            .get()
+            .map(|c| [c.lookups, c.local_hits, c.shared_hits]);
+        let all = self
+            .ctx
+            .gather((rss, pss, jobs, cache), 0)
+            .unwrap_or_default();
+        let some = |b: u64| (b > 0).then_some(b);
+        PerPe {
+            rss: all.iter().map(|a| some(a.0)).collect(),
+            pss: all.iter().map(|a| some(a.1)).collect(),
+            jobs: all.iter().map(|a| a.2.checked_sub(1)).collect(),
+            cache: all
+                .iter()
+                .map(|a| {
+                    a.3.map(|[lookups, local_hits, shared_hits]| CacheStats {
+                        lookups,
+                        local_hits,
+                        shared_hits,
+                    })
+                })
+                .collect(),
+        }
     }
 }
 

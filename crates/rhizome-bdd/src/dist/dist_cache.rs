@@ -1,0 +1,158 @@
+//! The operation cache of a PE of a distributed manager: [`DistOpCache`], a per-PE cache
+//! and, optionally, behind it the memo cache all PEs share ([`GlobalMemo`]).
+//!
+//! Per PE only, each PE remembers the results its own workers computed: a sub-call
+//! stolen by another PE cannot find what the first PE already knows. Shared, a lookup
+//! that misses the PE's own (local, small) cache goes to the shared one, and a hit there
+//! is copied into the local one; a store goes to both. The choice is made at run time
+//! (one predictable branch a lookup), so the distributed manager has one type.
+//!
+//! The local cache is collected with the table on the driving PE and emptied on the
+//! others when they catch up with a collection (the generation of `dist::spread`); the
+//! shared one is collected once, by the driving PE, and the others take its new size.
+
+use super::memo::GlobalMemo;
+use crate::edge::Bdd;
+use crate::op_cache::{CacheStats, OpCache, SharedOpCache};
+use crossbeam_utils::CachePadded;
+use rhizome::Ctx;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The local cache in front of a shared one has this share of a shared partition's
+/// entries: big enough for the hot results of the running operations, small beside
+/// the partition (it is memory every PE holds again).
+const FRONT_SHARE: usize = 16;
+
+/// The operation cache of a PE of a distributed manager; see the [module docs](self).
+///
+/// ```
+/// use rhizome::World;
+/// use rhizome_bdd::DistOpCache;
+/// use rhizome_bdd::OpCache;
+///
+/// World::builder().pes(2).run(|ctx| {
+///     let cache = DistOpCache::shared(ctx, 1 << 12, 1 << 12);
+///     if ctx.my_pe() == 0 {
+///         cache.put(1 << 40, 2, 0, rhizome_bdd::Bdd::TRUE);
+///     }
+///     ctx.barrier();
+///     // PE 1 finds PE 0's result.
+///     assert_eq!(cache.get(1 << 40, 2, 0), Some(rhizome_bdd::Bdd::TRUE));
+///     ctx.barrier();
+/// }).unwrap();
+/// ```
+pub struct DistOpCache {
+    local: SharedOpCache,
+    /// The shared cache, and the PEs it is spread over.
+    shared: Option<(GlobalMemo, usize)>,
+    lookups: CachePadded<AtomicU64>,
+    local_hits: CachePadded<AtomicU64>,
+    shared_hits: CachePadded<AtomicU64>,
+}
+
+impl DistOpCache {
+    /// A PE's own cache and nothing shared (each PE's results stay its own).
+    pub fn per_pe(local: SharedOpCache) -> DistOpCache {
+        DistOpCache::with(local, None)
+    }
+
+    /// Collective: a shared cache of `entries` entries in all (growing with the table up
+    /// to `capacity`), `1/N` of them on each of the `N` PEs, with a local cache of a
+    /// sixteenth of `entries` in front on each. Sized as one PE's own cache would be, it
+    /// holds as many results for every PE, and each PE holds `1/N` of it. Every PE must
+    /// pass the same sizes.
+    pub fn shared(ctx: &Ctx, entries: usize, capacity: usize) -> DistOpCache {
+        DistOpCache::shared_with(ctx, entries, capacity, false)
+    }
+
+    /// [`shared`](Self::shared), with `one_sided` forcing the shared entries to be
+    /// reached by one-sided gets and puts (checked entries) even where the transport
+    /// offers the memory directly (seqlock entries): for tests of that path.
+    pub fn shared_with(ctx: &Ctx, entries: usize, capacity: usize, one_sided: bool) -> DistOpCache {
+        let local = SharedOpCache::new(entries / FRONT_SHARE, capacity / FRONT_SHARE);
+        let pes = ctx.num_pes();
+        let memo = GlobalMemo::new(ctx, entries / pes, capacity / pes, one_sided);
+        DistOpCache::with(local, Some((memo, pes)))
+    }
+
+    fn with(local: SharedOpCache, shared: Option<(GlobalMemo, usize)>) -> DistOpCache {
+        DistOpCache {
+            local,
+            shared,
+            lookups: CachePadded::new(AtomicU64::new(0)),
+            local_hits: CachePadded::new(AtomicU64::new(0)),
+            shared_hits: CachePadded::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Whether results are shared across PEs.
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// Whether the shared entries are reached directly (`Some(true)`), one-sided
+    /// (`Some(false)`), or there are none (`None`).
+    pub fn shared_is_direct(&self) -> Option<bool> {
+        self.shared.as_ref().map(|s| s.0.is_direct())
+    }
+
+    /// Entries of this PE's local cache, and of each PE's shared partition (0 if none).
+    pub fn entries(&self) -> (usize, usize) {
+        (
+            self.local.len(),
+            self.shared.as_ref().map_or(0, |s| s.0.len()),
+        )
+    }
+
+    /// On a PE other than the driving one, after a collection there (see
+    /// `dist::spread`): empties the local cache, sized anew to its share of a table
+    /// `growth` times as large, and takes the shared cache's new size. No other thread
+    /// of the PE may use the cache meanwhile.
+    pub(crate) fn catch_up(&self, growth: usize) {
+        self.local.clear_to(self.local.len() * growth.max(1));
+        if let Some((s, _)) = &self.shared {
+            s.catch_up();
+        }
+    }
+}
+
+impl OpCache for DistOpCache {
+    fn stats(&self) -> Option<CacheStats> {
+        Some(CacheStats {
+            lookups: self.lookups.load(Ordering::Relaxed),
+            local_hits: self.local_hits.load(Ordering::Relaxed),
+            shared_hits: self.shared_hits.load(Ordering::Relaxed),
+        })
+    }
+
+    fn collect(&mut self, entries: usize, is_live: &dyn Fn(u64) -> bool) {
+        match &mut self.shared {
+            Some((s, pes)) => {
+                self.local.collect(entries / FRONT_SHARE, is_live);
+                s.collect(entries / *pes, is_live);
+            }
+            None => self.local.collect(entries, is_live),
+        }
+    }
+
+    #[inline]
+    fn get(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
+        self.lookups.fetch_add(1, Ordering::Relaxed);
+        if let Some(r) = self.local.get(k0, k1, k2) {
+            self.local_hits.fetch_add(1, Ordering::Relaxed);
+            return Some(r);
+        }
+        let r = self.shared.as_ref()?.0.get(k0, k1, k2)?;
+        self.shared_hits.fetch_add(1, Ordering::Relaxed);
+        self.local.put(k0, k1, k2, r);
+        Some(r)
+    }
+
+    #[inline]
+    fn put(&self, k0: u64, k1: u64, k2: u64, result: Bdd) {
+        self.local.put(k0, k1, k2, result);
+        if let Some((s, _)) = &self.shared {
+            s.put(k0, k1, k2, result);
+        }
+    }
+}
