@@ -109,6 +109,22 @@ impl<C: Combine> Default for Round<C> {
 }
 
 impl<C: Combine> Round<C> {
+    /// Offers `op` to the proxy as its next operation: its result if it is satisfied at
+    /// once (a partner it completed is filled), else its index, pending.
+    fn offer(&mut self, op: C::Op) -> Result<C::Out, usize> {
+        let index = self.slots.len();
+        self.slots.push(empty_slot());
+        match self.proxy.offer(op, index) {
+            Offer::Done { mine, partner } => {
+                if let Some((i, out)) = partner {
+                    self.fill(i, out);
+                }
+                Ok(mine)
+            }
+            Offer::Pending => Err(index),
+        }
+    }
+
     fn fill(&mut self, index: usize, out: C::Out) {
         let slot = &mut self.slots[index];
         slot.out = Some(out);
@@ -247,12 +263,8 @@ impl<'c, C: Combine> Flat<'c, C> {
     /// One operation in a commit of its own.
     async fn alone(&self, op: C::Op) -> C::Out {
         let round = RefCell::new(Round::<C>::default());
-        let offer = {
-            let mut r = round.borrow_mut();
-            r.slots.push(empty_slot());
-            r.proxy.offer(op, 0)
-        };
-        if let Offer::Done { mine, .. } = offer {
+        let offered = round.borrow_mut().offer(op);
+        if let Ok(mine) = offered {
             return mine;
         }
         self.send(&round).await;
@@ -269,19 +281,10 @@ impl<'c, C: Combine> Flat<'c, C> {
             }
             self.space.wait().await;
         };
-        let index = {
-            let mut r = round.borrow_mut();
-            let index = r.slots.len();
-            r.slots.push(empty_slot());
-            match r.proxy.offer(op, index) {
-                Offer::Done { mine, partner } => {
-                    if let Some((i, out)) = partner {
-                        r.fill(i, out);
-                    }
-                    return mine;
-                }
-                Offer::Pending => index,
-            }
+        let offered = round.borrow_mut().offer(op);
+        let index = match offered {
+            Ok(mine) => return mine,
+            Err(index) => index,
         };
         loop {
             if let Some(out) = round.borrow_mut().slots[index].out.take() {
@@ -343,17 +346,10 @@ impl<'c, C: Combine> Flat<'c, C> {
                 let mut r = round.borrow_mut();
                 while r.proxy.pending() < self.capacity {
                     let Some(op) = ops.next() else { break };
-                    let index = r.slots.len();
-                    r.slots.push(empty_slot());
-                    match r.proxy.offer(op, index) {
-                        Offer::Done { mine, partner } => {
-                            if let Some((i, out)) = partner {
-                                r.fill(i, out);
-                            }
-                            places.push(Place::Done(mine));
-                        }
-                        Offer::Pending => places.push(Place::At(round.clone(), index)),
-                    }
+                    places.push(match r.offer(op) {
+                        Ok(mine) => Place::Done(mine),
+                        Err(index) => Place::At(round.clone(), index),
+                    });
                 }
             }
             if ops.peek().is_none() {
