@@ -58,6 +58,7 @@ spmd_tests!(
     actor_exactly_once,
     actor_multi_hop,
     actor_done_order,
+    actor_look_ahead,
     actor_tasks_in_handlers,
     arrival_hook_counts_messages,
     actor_stress,
