@@ -67,7 +67,7 @@ spmd_tests!(
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 34);
+    assert_eq!(suite::TESTS.len(), 35);
 }
 
 #[test]
