@@ -62,6 +62,7 @@ mod context;
 pub mod conveyor;
 pub mod coop;
 mod error;
+pub mod hint;
 pub mod memory;
 pub mod pool;
 pub mod rng;

@@ -58,6 +58,7 @@ spmd_tests!(
     actor_exactly_once,
     actor_multi_hop,
     actor_done_order,
+    actor_look_ahead,
     actor_tasks_in_handlers,
     arrival_hook_counts_messages,
     actor_stress,
@@ -66,7 +67,7 @@ spmd_tests!(
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and suite::TESTS in step.
-    assert_eq!(suite::TESTS.len(), 34);
+    assert_eq!(suite::TESTS.len(), 35);
 }
 
 #[test]

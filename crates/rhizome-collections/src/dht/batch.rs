@@ -12,8 +12,8 @@
 use super::layout::{Home, KeyWords};
 use super::probe::Partitions;
 use super::{DistributedHashTable, Full, Index, Stats};
+use rhizome::hint::prefetch;
 use rhizome::{Memory, Pod};
-use std::sync::atomic::AtomicU64;
 
 /// Keys whose first chunks are in flight at once.
 const WINDOW: usize = 64;
@@ -26,20 +26,6 @@ impl Drop for QuietOnDrop<'_> {
     fn drop(&mut self) {
         self.0.quiet();
     }
-}
-
-/// Asks the cache for the line of `word`, without waiting for it.
-#[inline]
-fn prefetch(word: &AtomicU64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults nor changes memory; SSE, which the
-    // instruction needs, is part of every x86-64 target.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>((word as *const AtomicU64).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
 }
 
 /// [`DistributedHashTable::find_or_put_pipelined`].

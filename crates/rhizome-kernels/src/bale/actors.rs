@@ -5,6 +5,7 @@
 //! does with it; the multi-hop kernels (randperm, triangles, toposort) build their own.
 
 use super::{Impl, Options, exchange};
+use rhizome::actor::Selector;
 use rhizome::{Ctx, Pod};
 
 /// Collective: sends every `(msg, pe)` of `items` to one mailbox of `pe`, whose handler
@@ -46,12 +47,14 @@ pub(super) fn gather(
         table,
         got: vec![0; requests.len()],
     };
-    let mut sel = super::selector(ctx, opts, state);
+    let mut sel = Selector::with_capacity(ctx, state, exchange::pair_capacity(ctx, opts));
     let request = sel.mailbox::<[u64; 2]>();
     let reply = sel.mailbox::<[u64; 2]>();
-    sel.process(request, move |s, [i, off], from, mail| {
-        mail.send(reply, [i, s.table[off as usize]], from)
-    });
+    sel.process_ahead(
+        request,
+        |s, &[_, off]| rhizome::hint::prefetch(&s.table[off as usize]),
+        move |s, [i, off], from, mail| mail.send(reply, [i, s.table[off as usize]], from),
+    );
     sel.process(reply, |s, [i, v], _, _| s.got[i as usize] = v);
     sel.superstep(|mail| {
         for (i, &(off, pe)) in requests.iter().enumerate() {
@@ -95,7 +98,7 @@ pub(super) fn gather_by(
         gather(ctx, opts, table.to_vec(), requests)
     } else {
         let mut got = vec![0u64; requests.len()];
-        exchange::gather(ctx, opts, requests, |off| table[off as usize], &mut got);
+        exchange::gather(ctx, opts, requests, table, &mut got);
         got
     }
 }

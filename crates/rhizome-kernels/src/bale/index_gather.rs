@@ -43,9 +43,7 @@ pub(super) fn run(ctx: &Ctx, imp: Impl, opts: &Options, global: usize) -> (f64, 
         }
         Impl::Conveyor => {
             let mut got = vec![0u64; requests.len()];
-            let seconds = timed(ctx, || {
-                exchange::gather(ctx, opts, &asks, |off| part[off as usize], &mut got)
-            });
+            let seconds = timed(ctx, || exchange::gather(ctx, opts, &asks, &part, &mut got));
             (seconds, got)
         }
         Impl::Selector => {

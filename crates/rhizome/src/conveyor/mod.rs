@@ -201,6 +201,17 @@ impl<'c, T: Pod> Conveyor<'c, T> {
         }
     }
 
+    /// The items the next pulls will return from the batch being pulled (empty when it
+    /// is exhausted or none has been pulled from yet), in order: a puller may look ahead,
+    /// for instance to prefetch what the next items will touch ([`crate::hint::prefetch`]).
+    #[inline]
+    pub fn ahead(&self) -> &[T] {
+        match &self.current {
+            Some(b) => &b.items[b.next..],
+            None => &[],
+        }
+    }
+
     /// Puts back the item the last [`pull`](Self::pull) returned, so the next pull returns
     /// it again (for a puller that could not pass it on). `false` if there is none to put
     /// back (nothing pulled since the last advance).

@@ -41,10 +41,23 @@ fn round(
             }
             dest = (dest + 1) % pes;
         }
+        let mut predicted = None;
         while let Some(([src, seq], from)) = c.pull() {
             assert_eq!(src as usize, from, "pull names the pushing PE");
             assert_eq!(seq, received[from], "items from PE {from} out of order");
             received[from] += 1;
+            if let Some(p) = predicted.take() {
+                assert_eq!(
+                    p,
+                    [src, seq],
+                    "`ahead` showed another item than the pull gave"
+                );
+            }
+            // `ahead` shows what the next pulls return: this batch's next items, in order.
+            for (k, &[s, q]) in c.ahead().iter().take(3).enumerate() {
+                assert_eq!((s, q), (src, seq + 1 + k as u64), "`ahead` out of order");
+            }
+            predicted = c.ahead().first().copied();
         }
     }
     for (src, &n) in received.iter().enumerate() {

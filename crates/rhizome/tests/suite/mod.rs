@@ -55,6 +55,7 @@ pub const TESTS: &[Test] = &[
     ("actor_exactly_once", actor_exactly_once),
     ("actor_multi_hop", actor_multi_hop),
     ("actor_done_order", actor_done_order),
+    ("actor_look_ahead", actor_look_ahead),
     ("actor_tasks_in_handlers", actor_tasks_in_handlers),
     ("arrival_hook_counts_messages", arrival_hook_counts_messages),
     ("actor_stress", actor_stress),
