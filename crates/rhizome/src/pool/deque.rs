@@ -22,6 +22,7 @@ use ::loom::{
     sync::atomic::{AtomicBool, AtomicU64, AtomicUsize},
 };
 use crossbeam_utils::CachePadded;
+use free_slots::free_slots;
 use std::cell::Cell;
 use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering;
@@ -149,13 +150,7 @@ impl Deque {
         Deque {
             ts: CachePadded::new(AtomicU64::new(0)),
             movesplit: CachePadded::new(AtomicBool::new(false)),
-            slots: (0..capacity)
-                .map(|_| Slot {
-                    job: JobCell(UnsafeCell::new(MaybeUninit::uninit())),
-                    state: AtomicUsize::new(FREE),
-                    is_job: AtomicBool::new(false),
-                })
-                .collect(),
+            slots: free_slots(capacity),
         }
     }
 
@@ -449,6 +444,7 @@ impl Owner {
     }
 }
 
+mod free_slots;
 mod jobs;
 
 /// The protocol under loom's model of the memory orderings: every interleaving (bounded
