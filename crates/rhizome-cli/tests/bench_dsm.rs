@@ -35,6 +35,17 @@ fn records_carry_speedup_and_protocol_counters() {
         let speedup = r["speedup"].as_f64().unwrap();
         let want = r["sequential_seconds"].as_f64().unwrap() / r["value"].as_f64().unwrap();
         assert!((speedup - want).abs() <= 1e-9 * want, "{r}");
+        // CPU times: both runs computed something, and the CPU speedup is their ratio.
+        let (seq_cpu, cpu) = (
+            r["sequential_cpu_seconds"].as_f64().unwrap(),
+            r["cpu_seconds"].as_f64().unwrap(),
+        );
+        assert!(seq_cpu > 0.0 && cpu > 0.0, "{r}");
+        let cpu_speedup = r["cpu_speedup"].as_f64().unwrap();
+        assert!(
+            (cpu_speedup - seq_cpu / cpu).abs() <= 1e-9 * cpu_speedup,
+            "{r}"
+        );
         let p = &r["protocol"];
         // Two PEs share the data: pages travel, and every PE passes every barrier.
         assert!(p["page_fetches"].as_u64().unwrap() > 0, "{r}");

@@ -185,7 +185,7 @@ impl Protocol {
         // invalid while the page travels (the handler's fast path leaves it alone).
         let state = pages.lock().state(p);
         if state == INVALID {
-            let page = ctx.call(home, self.wire.get_page, &(p as u32)).wait();
+            let page = self.reply(ctx, ctx.call(home, self.wire.get_page, &(p as u32)));
             let t = pages.lock();
             region.with_page(p, |d| d.copy_from_slice(&page.0));
             region.protect(p, 1, Access::Read);
@@ -224,9 +224,10 @@ impl Protocol {
             let pe = self.pe.borrow();
             (pe.me, pe.pes)
         };
-        let home = ctx
-            .call(p % pes, self.wire.claim, &(p as u32, me as u32))
-            .wait();
+        let home = self.reply(
+            ctx,
+            ctx.call(p % pes, self.wire.claim, &(p as u32, me as u32)),
+        );
         let mut pe = self.pe.borrow_mut();
         pe.homes[p] = home;
         pe.stats.messages += 2;
@@ -299,15 +300,7 @@ impl Protocol {
             return;
         }
         ctx.flush();
-        let mut backoff = rhizome::backoff::Backoff::new(64);
-        while pending() {
-            if ctx.progress() > 0 {
-                ctx.flush();
-                backoff.reset();
-            } else {
-                backoff.snooze();
-            }
-        }
+        self.wait_until(ctx, |_| !pending());
     }
 
     /// Ends the current interval: diffs sent home (not awaited), write notice recorded.
@@ -412,7 +405,7 @@ impl Protocol {
             .map(|(&p, &home)| ctx.call(home, self.wire.get_page, &p))
             .collect();
         for ((&p, call), d) in ps.iter().zip(calls).zip(kept) {
-            let fresh = call.wait();
+            let fresh = self.reply(ctx, call);
             let p = p as usize;
             let t = pages.lock();
             region.with_page(p, |page| page.copy_from_slice(&fresh.0));

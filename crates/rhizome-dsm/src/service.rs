@@ -15,7 +15,7 @@
 
 use crate::fault::{Done, Op};
 use crate::protocol::Protocol;
-use rhizome::Ctx;
+use rhizome::{CallHandle, Ctx, Message};
 use std::sync::atomic::Ordering;
 
 impl Protocol {
@@ -68,22 +68,62 @@ impl Protocol {
                 }
             }
             idle += 1;
-            if idle < 64 {
-                std::hint::spin_loop();
-            } else if idle < 128 || !sh.messages_ring.load(Ordering::Relaxed) {
-                // Without an arrival hook a message is only seen by polling: yield the
-                // core to the application threads between polls, but never nap.
-                std::thread::yield_now();
-            } else {
-                // Every event rings the bell: sleep until it does. The timeout only bounds
-                // how late an abort of another PE is noticed.
-                let nap = libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: 10_000_000,
-                };
-                sh.doorbell.sleep(bell, &nap);
-            }
+            self.snooze(idle, 128, bell);
         }
+    }
+
+    /// One idle round of the service thread, its `idle`-th in a row: spin for the first
+    /// 64, yield until round `yields`, then sleep until the doorbell rings after `bell`
+    /// was read.
+    fn snooze(&self, idle: u32, yields: u32, bell: u32) {
+        let sh = &self.shared;
+        if idle < 64 {
+            std::hint::spin_loop();
+        } else if idle < yields || !sh.messages_ring.load(Ordering::Relaxed) {
+            // Without an arrival hook a message is only seen by polling: yield the
+            // core to the application threads between polls, but never nap.
+            std::thread::yield_now();
+        } else {
+            // Every event rings the bell: sleep until it does. The timeout only bounds
+            // how late an abort of another PE is noticed.
+            let nap = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 10_000_000,
+            };
+            sh.doorbell.sleep(bell, &nap);
+        }
+    }
+
+    /// Runs handlers until `ready` holds: spins briefly, then, where messages ring the
+    /// doorbell, sleeps on it between polls (a reply, another PE's request or one of this
+    /// PE's threads wakes it), so that a service thread waiting for a page or for diff
+    /// acknowledgements leaves its core to the application threads; without an arrival
+    /// hook it yields between polls instead.
+    pub(crate) fn wait_until(&self, ctx: &Ctx, mut ready: impl FnMut(&Ctx) -> bool) {
+        let sh = &self.shared;
+        let mut idle = 0u32;
+        loop {
+            let bell = sh.doorbell.seen();
+            if ready(ctx) {
+                return;
+            }
+            let ran = ctx.progress();
+            // Always: `ready` may have run handlers too, whose replies must not wait
+            // here while the other PE waits for them.
+            ctx.flush();
+            if ran > 0 {
+                idle = 0;
+                continue;
+            }
+            idle += 1;
+            self.snooze(idle, 64, bell);
+        }
+    }
+
+    /// The reply of `call`, waited for as [`Protocol::wait_until`] waits.
+    pub(crate) fn reply<R: Message>(&self, ctx: &Ctx, call: CallHandle<'_, R>) -> R {
+        self.wait_until(ctx, |_| call.is_ready());
+        call.wait()
     }
 
     /// This PE's threads have all ended: every PE (this one too) learns it.

@@ -20,6 +20,7 @@
 //! assert_eq!(par[0].checksum, seq.checksum);
 //! ```
 
+mod cpu;
 pub mod lu;
 pub mod nbody;
 pub mod radix;
@@ -175,12 +176,14 @@ fn kernel(app: &App) -> Box<dyn Kernel> {
     }
 }
 
-/// A timed run: seconds of the compute phase (initialisation excluded), the checksum,
-/// whether the kernel's own check of its result passed, and for a parallel run the
-/// protocol counters summed over the PEs.
+/// A timed run: seconds of the compute phase (initialisation excluded), the CPU time of
+/// the busiest PE in it (its application threads and its service thread; the one thread
+/// of a sequential run), the checksum, whether the kernel's own check of its result
+/// passed, and for a parallel run the protocol counters summed over the PEs.
 #[derive(Clone, Copy, Debug)]
 pub struct Outcome {
     pub seconds: f64,
+    pub cpu_seconds: f64,
     pub checksum: u64,
     pub valid: bool,
     pub stats: DsmStats,
@@ -195,10 +198,13 @@ pub fn run_sequential(app: &App) -> Outcome {
     let m = unsafe { Mem::new(v.as_mut_ptr(), v.len()) };
     k.init(m, 0, 1);
     let start = Instant::now();
+    let cpu_start = cpu::this_thread_ns();
     k.compute(m, 0, 1, &Alone);
+    let cpu_ns = cpu::this_thread_ns() - cpu_start;
     let seconds = start.elapsed().as_secs_f64();
     Outcome {
         seconds,
+        cpu_seconds: cpu_ns as f64 * 1e-9,
         checksum: k.checksum(m, words),
         valid: k.check(m),
         stats: DsmStats::default(),
@@ -225,27 +231,42 @@ pub fn run_dsm_with(ctx: &Ctx, app: &App, threads: usize, options: DsmConfig) ->
     // SAFETY: the allocation lives as long as `dsm`; the kernels are data-race free
     // (each thread writes its own part, with barriers between reading and writing).
     let m = unsafe { Mem::new(shared.as_ptr(), words) };
+    // This thread serves the application threads while they run: its CPU time counts.
+    let service = cpu::ThreadClock::current();
     let out = dsm.run(ctx, |t| {
         let (id, all) = (t.global_id(), t.global_threads());
         k.init(m, id, all);
         t.barrier();
         let start = Instant::now();
+        let (cpu_start, service_start) = (cpu::this_thread_ns(), service.ns());
         k.compute(m, id, all, t);
         t.barrier();
         let seconds = start.elapsed().as_secs_f64();
+        let cpu_ns = cpu::this_thread_ns() - cpu_start;
+        // Thread 0 of each PE also counts the service thread's share (alive: it is
+        // serving this very run).
+        let service_ns = if t.thread() == 0 {
+            service.ns() - service_start
+        } else {
+            0
+        };
         (
             seconds,
+            cpu_ns + service_ns,
             (id == 0).then(|| (k.checksum(m, words), k.check(m))),
         )
     });
-    let (seconds, sum) = out[0];
+    let (seconds, _, sum) = out[0];
     let (sum, valid) = sum.unzip();
+    let pe_cpu_ns: u64 = out.iter().map(|o| o.1).sum();
+    let cpu_ns = ctx.allreduce(pe_cpu_ns, |a, b| a.max(b));
     let stats = ctx.allreduce(dsm.stats(), |a, b| a + b);
     let seconds = ctx.broadcast(seconds, 0);
     let checksum = ctx.broadcast(sum.unwrap_or(0), 0);
     let valid = ctx.broadcast(valid.unwrap_or(false), 0);
     Outcome {
         seconds,
+        cpu_seconds: cpu_ns as f64 * 1e-9,
         checksum,
         valid,
         stats,

@@ -1,9 +1,15 @@
 //! Water-nsquared-like: molecules interact pairwise over half of the others (the
 //! SPLASH-2 half shell, so each pair is computed once), each thread for its block of
 //! molecules. A thread sums its contributions privately, then adds them to each
-//! molecule's shared force under that molecule's lock, as Water-nsquared does, starting
-//! with its own molecules (so the threads do not all queue for the same lock at once);
-//! after a barrier each thread moves its molecules and clears their forces.
+//! molecule's shared force under that molecule's lock, once per molecule and step, as
+//! Water-nsquared does. The threads start these updates at different blocks of
+//! molecules (so they do not all queue for the same lock at once), and each thread's
+//! starting block moves back by one each step: thread `t` starts step `s` at block
+//! `t - s` (modulo the threads), the block whose locks it took last in step `s - 1` (each
+//! thread goes round all blocks from its start), so with one thread per PE about half of
+//! a PE's acquisitions find the token still cached there instead of chasing the other
+//! PE's tokens, and the token of each lock moves once per step instead of twice. After a
+//! barrier each thread moves its molecules and clears their forces.
 //! Contributions are whole numbers of 2^-24 units (rounded per pair, exact in `f64`
 //! below 2^53), so the sums do not depend on the order in which the locks are taken: any
 //! split gives the sequential bits.
@@ -62,7 +68,7 @@ impl Kernel for Water {
     fn compute(&self, m: Mem, id: usize, all: usize, team: &dyn Team) {
         let n = self.molecules;
         let mut local = vec![[0.0f64; 3]; n];
-        for _ in 0..self.steps {
+        for step in 0..self.steps {
             for i in self.mine(id, all) {
                 let p = |j: usize, k: usize| m.get(self.pos(j) + k);
                 for j in self.partners(i) {
@@ -76,9 +82,11 @@ impl Kernel for Water {
                     }
                 }
             }
-            // From this thread's own molecules on: the threads take different locks at
-            // the same time instead of queueing behind each other for the same one.
-            let first = self.mine(id, all).start;
+            // Each thread starts at a different block of molecules, so the threads take
+            // different locks at the same time instead of queueing for the same one; and
+            // the blocks move back by one each step, so that each thread starts on the
+            // locks it released last in the step before, still cached on its PE.
+            let first = self.mine((id + all - step % all) % all, all).start;
             for j in (first..n).chain(0..first) {
                 let f = &mut local[j];
                 if *f != [0.0; 3] {
