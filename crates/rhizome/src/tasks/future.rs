@@ -2,7 +2,7 @@
 //! futures whose values travel between PEs ([`Values`]).
 
 use super::Stopped;
-use super::claim::Claimable;
+use super::claim::Claim;
 use super::wire::Msg;
 use super::worker::{current_shared, current_worker};
 use crate::backoff::Backoff;
@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 /// Why a job produced no value: it panicked (here or on another PE).
@@ -49,7 +49,14 @@ pub(super) const LOCAL_THIEF: u64 = 1;
 pub(super) const REMOTE_THIEF: u64 = 1 << 32;
 
 /// The one-shot slot a job's result goes to.
+///
+/// `repr(C)` with the claim first: a deque slot points at the state through its claim
+/// (see `claim.rs`).
+#[repr(C)]
 pub(super) struct State<T> {
+    /// The job that fulfills this state, while it waits in a deque of this PE: whoever
+    /// claims it first runs it, a waiter on this state included (see `claim.rs`).
+    pub(super) claim: Claim,
     ready: AtomicBool,
     inner: Mutex<Inner<T>>,
     /// Who runs the job, if not the owner (see the `*_THIEF` constants).
@@ -58,9 +65,6 @@ pub(super) struct State<T> {
     export_id: OnceLock<u64>,
     /// For a future received from another PE: its home `(pe, id)`.
     home: Option<(u32, u64)>,
-    /// The job that fulfills this state, while it waits in a deque of this PE: a waiter
-    /// claims and runs it directly (see `claim.rs`).
-    pub(super) job: OnceLock<Weak<Claimable>>,
 }
 
 impl<T> State<T> {
@@ -70,6 +74,7 @@ impl<T> State<T> {
 
     fn with_home(home: Option<(u32, u64)>) -> State<T> {
         State {
+            claim: Claim::new::<T>(),
             ready: AtomicBool::new(false),
             inner: Mutex::new(Inner {
                 value: None,
@@ -79,7 +84,6 @@ impl<T> State<T> {
             thief: AtomicU64::new(NO_THIEF),
             export_id: OnceLock::new(),
             home,
-            job: OnceLock::new(),
         }
     }
 

@@ -55,8 +55,10 @@
 //!
 //! Every worker has one deque, the pool's, and it holds both its jobs and its `join`
 //! halves (`claim.rs`, `docs/one-deque.md`): it pushes and pops at one end (newest first),
-//! thieves take the oldest slot. A worker takes, in order, the job it waits for if no one
-//! has claimed it yet (wherever its slot is), its own newest slot if that is a job, the
+//! thieves take the oldest slot. A worker takes, in order, its own newest slots while they
+//! are jobs (the awaited job is usually the newest), the job it waits for if no one has
+//! claimed it yet (wherever its slot is; the claim lives in the job's future), then, step
+//! by step, its own newest slot if that is a job, the
 //! oldest job of the worker that runs the job it waits for (leapfrogging), a job from the
 //! PE's inbox (jobs received from other PEs), and the oldest slot of a random PE-mate: any
 //! slot if it waits for nothing, a job only if it waits. Only when the whole PE is out of

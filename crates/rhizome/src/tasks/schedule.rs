@@ -12,7 +12,6 @@ use super::wire::send_msg;
 use super::worker::{MainCtx, TaskCtx, current_worker};
 use crate::backoff::Backoff;
 use crate::pool::Take;
-use std::sync::Weak;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -185,12 +184,22 @@ impl TaskCtx {
 
     /// Runs jobs until `st` is ready.
     pub(super) fn help_until<T>(&self, st: &State<T>) {
-        // The awaited job itself first, wherever its slot is, if no one has claimed it:
-        // it may sit behind a half this worker may not take (docs/one-deque.md).
-        if let Some(cell) = st.job.get().and_then(Weak::upgrade)
-            && let Some(t) = cell.claim()
+        // The newest jobs of the own deque first: the awaited job is usually the newest
+        // (spawned last, awaited first), and popping its slot runs it without leaving a
+        // claimed slot behind (a claim through the future would leave one, popped later
+        // as an empty step, and a run of such waits fills the deque).
+        let w = self.worker();
+        while !st.is_ready()
+            && let Some(job) = w.pop_own_job()
         {
-            drop(cell);
+            // SAFETY: popped, so this is the slot's one run.
+            unsafe { job.execute(w) };
+        }
+        // Then the awaited job itself, wherever its slot is, if no one has claimed it:
+        // it may sit behind a half this worker may not take (docs/one-deque.md).
+        if !st.is_ready()
+            && let Some(t) = st.claim.claim()
+        {
             self.exec_claimed(t);
         }
         let mut backoff = idle_backoff();

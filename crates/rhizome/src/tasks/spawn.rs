@@ -4,7 +4,6 @@
 //! ([`TaskCtx::poll`]). A spawned job goes to the worker's own deque, or, during the
 //! initial work sharing of a run, straight to another PE.
 
-use super::claim::Claimable;
 use super::future::{self, Future, NO_THIEF, REMOTE_THIEF, State};
 use super::job::{Dest, Job, JobTask, LocalTask, Pinned, Task};
 use super::schedule::Halves;
@@ -54,9 +53,8 @@ impl TaskCtx {
             job,
             dest: Dest::Local(Arc::clone(&st)),
         });
-        if let Some(cell) = self.push(task) {
-            let _ = st.job.set(Arc::downgrade(&cell));
-        }
+        // SAFETY: `st` is new, its future is made below.
+        unsafe { self.push(&st, task) };
         Future::from_state(st)
     }
 
@@ -67,11 +65,12 @@ impl TaskCtx {
     ) -> Future<T> {
         let st = Arc::new(State::new());
         self.sh.jobs.create();
-        let cell = self.push_local(Box::new(LocalTask {
+        let task = Box::new(LocalTask {
             f,
             state: Arc::clone(&st),
-        }));
-        let _ = st.job.set(Arc::downgrade(&cell));
+        });
+        // SAFETY: `st` is new, its future is made below.
+        unsafe { self.push_local(&st, task) };
         self.maybe_poll();
         Future::from_state(st)
     }
@@ -86,11 +85,12 @@ impl TaskCtx {
         let st = Arc::new(State::new());
         self.sh.jobs.create();
         if pe == self.sh.pe {
-            let cell = self.push_local(Box::new(Pinned(Box::new(JobTask {
+            let task = Box::new(Pinned(Box::new(JobTask {
                 job,
                 dest: Dest::Local(Arc::clone(&st)),
-            }))));
-            let _ = st.job.set(Arc::downgrade(&cell));
+            })));
+            // SAFETY: `st` is new, its future is made below.
+            unsafe { self.push_local(&st, task) };
         } else {
             st.thief.store(REMOTE_THIEF + pe as u64, Ordering::Relaxed);
             let id = self
@@ -143,10 +143,13 @@ impl TaskCtx {
         }
     }
 
-    /// Pushes a spawned job, or sends it to another PE in the initial work sharing; the
-    /// job's claim if it stays here.
+    /// Pushes a spawned job whose result goes to `st`, or sends it to another PE in the
+    /// initial work sharing.
+    ///
+    /// # Safety
+    /// As for [`push_local`](TaskCtx::push_local): `st` is new.
     #[inline]
-    fn push(&self, task: Task) -> Option<Arc<Claimable>> {
+    unsafe fn push<T: Send + 'static>(&self, st: &Arc<State<T>>, task: Task) {
         let sh = &*self.sh;
         if let Some(p) = sh.remote.share_target(sh.pes) {
             match task.export(sh, p) {
@@ -159,13 +162,14 @@ impl TaskCtx {
                         },
                     );
                     self.poll();
-                    return None;
+                    return;
                 }
-                Err(t) => return Some(self.push_local(t)),
+                // SAFETY: the caller's contract.
+                Err(t) => return unsafe { self.push_local(st, t) },
             }
         }
-        let cell = self.push_local(task);
+        // SAFETY: the caller's contract.
+        unsafe { self.push_local(st, task) };
         self.maybe_poll();
-        Some(cell)
     }
 }

@@ -4,7 +4,7 @@
 //! from the workers' deques), with leapfrogging to the PE that runs an awaited job.
 
 use super::Shared;
-use super::claim::Claimable;
+use super::claim::claim_slot;
 use super::job::{Pinned, Task};
 use super::stats::Counter;
 use super::wire::{Msg, Packet, Wire, send_msg};
@@ -197,9 +197,10 @@ impl Shared {
                         continue 'victims;
                     };
                     // SAFETY: a job slot of this layer, won by this thread alone.
-                    let cell = unsafe { Claimable::from_slot(job) };
                     // Claimed first by a waiter: it runs there.
-                    let Some(t) = cell.claim() else { continue };
+                    let Some(t) = (unsafe { claim_slot(job) }) else {
+                        continue;
+                    };
                     match t.export(self, thief as usize) {
                         Ok(w) => tasks.push(w),
                         Err(t) => keep.push(t),

@@ -155,7 +155,7 @@ fn two_thieves_never_take_the_same_task() {
 }
 
 // One deque per worker: the jobs of the layer above (futures) share the deque with the
-// halves. A job slot is claimed once (here: one flag per tag, the `Claimable` of
+// halves. A job slot is claimed once (here: one flag per tag, the `Claim` of
 // `tasks/claim.rs`) by whoever reaches it first, the owner popping it, a thief, or a
 // waiter holding the job's future; a thief completes a job slot as soon as it has read it,
 // and the owner reuses a stolen slot only after that (loom's cells check the reuse does
