@@ -48,9 +48,15 @@ fn bfs_and_cc_record_every_implementation() {
                     assert!(result.starts_with("8192 edges"), "{r}");
                 }
             } else if name.contains(" none ") {
-                // One message per set insert; lock, operation, unlock per queue operation.
-                let expected = if kernel == "cc" { 1.0 } else { 1.0 / 3.0 };
-                assert_eq!(r["value"].as_f64(), Some(expected), "{r}");
+                let v = r["value"].as_f64().unwrap();
+                if kernel == "cc" {
+                    // One message per set insert.
+                    assert_eq!(v, 1.0, "{r}");
+                } else {
+                    // Lock, operation, unlock per queue operation, and a pop whose value
+                    // is stored on another PE one fetch more.
+                    assert!((0.25..=1.0 / 3.0).contains(&v), "{r}");
+                }
             }
         }
     }

@@ -7,11 +7,12 @@
 //! partition, which starts at its share of the table one PE starts with and may grow to
 //! the size `--memory` allows a PE, so the table holds N times the nodes one PE could.
 //! Every PE builds a manager on the table (its operation cache, its own or, with
-//! `RHIZOME_OP_CACHE=shared`, one shared by all PEs, and its node cache), and the managers spread the work of each operation over the PEs
-//! ([`Manager::spread_over`]): PE 0 loads the model and drives the strategy, and the top
-//! levels of the recursion of every operation of the exploration run as jobs of the
-//! cluster work stealing ([`rhizome::tasks`]), which the other PEs steal and run on
-//! their own workers while they serve ([`Manager::serve`]) until PE 0's exploration ends.
+//! `RHIZOME_OP_CACHE=shared`, one shared by all PEs, and its node cache), and the
+//! managers spread the work of each operation over the PEs ([`Manager::spread_over`]):
+//! PE 0 loads the model and drives the strategy, and the top levels of the recursion of
+//! every operation of the exploration run as jobs of the cluster work stealing
+//! ([`rhizome::tasks`]), which the other PEs steal and run on their own workers while they
+//! serve ([`Manager::serve`]) until PE 0's exploration ends.
 //! Collections stay with PE 0, between operations. The answers are those of one PE: the
 //! table is canonical whichever PE makes a node.
 
@@ -140,8 +141,8 @@ pub(super) struct PerPe {
 
 /// Which operation cache the PEs' managers use (`RHIZOME_OP_CACHE`).
 ///
-/// Each PE's own is the default: on collision.5 `sat` and at.5 `bfs` (2 ranks) the
-/// shared one hit no more often (PE 0 runs nearly every lookup, so there is little to
+/// Each PE's own is the default: on collision.5 `sat` (2 ranks) the shared one hit no
+/// more often (PE 0 runs nearly every lookup, so there is little to
 /// share) and cost more CPU time, its entries being in the ranks' shared windows (4 KiB
 /// shared-memory pages, where the per-PE cache has huge pages) and each store written
 /// twice; see the README's distributed section.
