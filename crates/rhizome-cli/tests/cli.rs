@@ -1163,9 +1163,13 @@ fn bench_fc_records_each_mode_beside_none() {
             // Matched pushes and pops travel in no message: more than one per message.
             assert!(v > 1.0, "{r}");
         } else if name.contains(" none ops/msg") {
-            // Lock, operation, unlock on a stack or queue; one message on a set or map.
-            let keyed = name.starts_with("fc set") || name.starts_with("fc map");
-            assert_eq!(v, if keyed { 1.0 } else { 1.0 / 3.0 }, "{r}");
+            // One message on a set or map; lock, operation, unlock on a stack or queue,
+            // and a pop whose value is stored on another PE one fetch more.
+            if name.starts_with("fc set") || name.starts_with("fc map") {
+                assert_eq!(v, 1.0, "{r}");
+            } else {
+                assert!((0.25..=1.0 / 3.0).contains(&v), "{r}");
+            }
         } else if name.contains(" centralized ops/msg") {
             // One message per operation to the combiner, plus its commits.
             assert!(v <= 1.0 && v > 0.0, "{r}");
