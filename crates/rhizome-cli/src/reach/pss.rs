@@ -26,15 +26,7 @@ static PEAK: AtomicU64 = AtomicU64::new(0);
 
 /// This process's proportional set size now, in bytes.
 pub fn pss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
-    let kb: u64 = s
-        .lines()
-        .find(|l| l.starts_with("Pss:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
+    super::sizes::proc_self_bytes("smaps_rollup", "Pss:")
 }
 
 /// Samples the PSS now; returns the peak so far (this sample included).

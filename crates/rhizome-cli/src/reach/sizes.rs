@@ -46,7 +46,12 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 /// A memory field of `/proc/self/status` (given in KiB there, e.g. `VmRSS:`), in bytes.
 pub fn process_status_bytes(field: &str) -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    proc_self_bytes("status", field)
+}
+
+/// A `field:  N kB` line of `/proc/self/<file>`, in bytes.
+pub(super) fn proc_self_bytes(file: &str, field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/self/{file}")).ok()?;
     let kb: u64 = s
         .lines()
         .find(|l| l.starts_with(field))?
