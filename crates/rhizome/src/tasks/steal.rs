@@ -14,7 +14,7 @@ use crate::world::{Am, Ctx};
 use crossbeam_deque::{Injector, Steal};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How many jobs a PE gives away for one steal request from another PE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +27,12 @@ pub enum StealPolicy {
 
 /// Most jobs given away for one steal-many request.
 const MAX_BATCH: usize = 64;
+/// The pause before the next steal request after one empty answer; it doubles with every
+/// further empty answer in a row, up to [`MAX_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_micros(1);
+/// The longest pause between steal requests of a PE that other PEs keep answering with
+/// nothing: a few steal round trips, short beside any run worth stealing for.
+const MAX_PAUSE: Duration = Duration::from_micros(64);
 /// `Remote::leap_hint` when no awaited job runs on another PE.
 const NO_HINT: usize = usize::MAX;
 
@@ -74,7 +80,7 @@ pub(super) struct Remote {
     hungry: AtomicBool,
     /// A steal request is on its way; at most one at a time.
     request_out: AtomicBool,
-    request_time: Mutex<Option<Instant>>,
+    asking: Mutex<Asking>,
     /// The PE that runs a job some worker waits for: ask it first (leapfrogging).
     leap_hint: AtomicUsize,
     /// Whether PE 0 sends its first stealable jobs to the other PEs.
@@ -89,7 +95,7 @@ impl Remote {
             policy: Mutex::new(StealPolicy::One),
             hungry: AtomicBool::new(false),
             request_out: AtomicBool::new(false),
-            request_time: Mutex::new(None),
+            asking: Mutex::new(Asking::default()),
             leap_hint: AtomicUsize::new(NO_HINT),
             sharing: AtomicBool::new(true),
             share_next: AtomicUsize::new(usize::MAX),
@@ -108,6 +114,7 @@ impl Remote {
     pub(super) fn reset(&self, pe: usize) {
         self.hungry.store(false, Ordering::Relaxed);
         self.request_out.store(false, Ordering::Relaxed);
+        *self.asking() = Asking::default();
         self.leap_hint.store(NO_HINT, Ordering::Relaxed);
         let first = if pe == 0 && self.sharing.load(Ordering::Relaxed) {
             1
@@ -141,13 +148,68 @@ impl Remote {
     pub(super) fn leap_to(&self, pe: usize) {
         self.leap_hint.store(pe, Ordering::Relaxed);
     }
+
+    fn asking(&self) -> std::sync::MutexGuard<'_, Asking> {
+        self.asking.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// When the main thread may send the next steal request, and when it sent the one out.
+///
+/// An idle PE asks again as soon as an answer comes back, so two PEs that have little to
+/// give (a job round trip between them, a phase where one computes a job that spawns
+/// nothing stealable) would answer each other's requests without pause, and every answer
+/// delays the messages that matter (the job itself, its value). After an empty answer the
+/// PE waits a moment before it asks again, twice as long after each further empty answer
+/// (from [`FIRST_PAUSE`] to [`MAX_PAUSE`]); a request that brings jobs ends the pauses.
+#[derive(Default)]
+struct Asking {
+    /// When the request that is out was sent.
+    sent: Option<Instant>,
+    /// Empty answers in a row.
+    empty: u32,
+    /// No request before this time.
+    not_before: Option<Instant>,
+}
+
+impl Asking {
+    /// Whether a request may go now; if so, it is noted as sent.
+    fn may_send(&mut self) -> bool {
+        let now = Instant::now();
+        if self.not_before.is_some_and(|t| now < t) {
+            return false;
+        }
+        self.sent = Some(now);
+        true
+    }
+
+    /// The answer came, with `jobs` jobs: the request's latency if it brought some.
+    fn answered(&mut self, jobs: u64) -> Option<Duration> {
+        let sent = self.sent.take();
+        if jobs > 0 {
+            self.empty = 0;
+            self.not_before = None;
+            return sent.map(|t| t.elapsed());
+        }
+        let pause = pause_after(self.empty);
+        self.empty = self.empty.saturating_add(1);
+        self.not_before = Some(Instant::now() + pause);
+        None
+    }
+}
+
+/// The pause after an empty answer that follows `empty` empty answers in a row.
+fn pause_after(empty: u32) -> Duration {
+    FIRST_PAUSE
+        .saturating_mul(1 << empty.min(16))
+        .min(MAX_PAUSE)
 }
 
 impl Shared {
     /// The main thread: asks another PE for work, unless a request is out already.
     pub(super) fn request_remote(&self, ctx: &Ctx, am: Am<Packet>, rng: &mut XorShift64) {
         let r = &self.remote;
-        if self.pes < 2 || r.request_out.load(Ordering::Acquire) {
+        if self.pes < 2 || r.request_out.load(Ordering::Acquire) || !r.asking().may_send() {
             return;
         }
         let hint = r.leap_hint.swap(NO_HINT, Ordering::Relaxed);
@@ -158,7 +220,6 @@ impl Shared {
             if v >= self.pe { v + 1 } else { v }
         };
         r.request_out.store(true, Ordering::Release);
-        *r.request_time.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         self.stats.add(Counter::StealRequests, 1);
         let many = *r.policy.lock().unwrap_or_else(|e| e.into_inner()) == StealPolicy::Half;
         send_msg(
@@ -230,16 +291,10 @@ impl Shared {
             self.stats.add(Counter::SharedIn, n);
             return;
         }
+        let latency = self.remote.asking().answered(n);
         if n > 0 {
-            let t0 = self
-                .remote
-                .request_time
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
-            if let Some(t0) = t0 {
-                self.stats
-                    .add(Counter::StealLatencyNs, t0.elapsed().as_nanos() as u64);
+            if let Some(t) = latency {
+                self.stats.add(Counter::StealLatencyNs, t.as_nanos() as u64);
             }
             self.stats.add(Counter::StealSuccesses, 1);
             self.stats.add(Counter::RemoteSteals, n);
@@ -252,5 +307,31 @@ impl Shared {
         let t = self.decoders.decode(task, self.pe);
         self.stats.add(Counter::RemoteRuns, 1);
         self.local.inbox.push(Box::new(Pinned(t)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_answers_double_the_pause_up_to_the_limit_and_jobs_end_it() {
+        let pauses: Vec<u128> = (0..9).map(|k| pause_after(k).as_micros()).collect();
+        assert_eq!(pauses, [1, 2, 4, 8, 16, 32, 64, 64, 64]);
+        assert_eq!(pause_after(u32::MAX), MAX_PAUSE);
+        let mut a = Asking::default();
+        assert!(a.may_send(), "the first request goes at once");
+        assert_eq!(a.answered(0), None);
+        assert_eq!(a.empty, 1);
+        assert!(a.not_before.is_some());
+        a.answered(0);
+        assert_eq!(a.empty, 2);
+        a.sent = Some(Instant::now());
+        assert!(
+            a.answered(3).is_some(),
+            "a request that brought jobs has a latency"
+        );
+        assert_eq!((a.empty, a.not_before), (0, None));
+        assert!(a.may_send(), "jobs came: no pause before the next request");
     }
 }
