@@ -65,7 +65,9 @@
 //! work does it steal from another PE: its main thread sends a steal request, and the
 //! victim's main thread answers at its next poll point with one job (steal-one) or half of
 //! its stealable jobs (steal-many), taken oldest first from its workers' deques and
-//! encoded, or with nothing. No lock and no remote memory access is involved: the deques are private
+//! encoded, or with nothing; after an empty answer the next request waits a moment (1 us,
+//! doubling with every further empty answer up to 64 us), so that idle PEs do not flood
+//! each other with requests. No lock and no remote memory access is involved: the deques are private
 //! to their PE (request/transfer through messages). A stolen job's result travels back to
 //! the owner of its future in a message; a job is encoded only when it leaves its PE. A
 //! `join` waiting for its thief runs jobs and moves messages meanwhile. At the start of a
