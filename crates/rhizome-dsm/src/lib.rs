@@ -35,19 +35,21 @@
 //!
 //! Modules: `config` ([`DsmConfig`]: homes, interval policy), `region` (the `memfd` and
 //! its two views), `fault` (the `SIGSEGV` handler and the requests of application
-//! threads), `doorbell` (what wakes the service thread), `diff` (twins and word-level diffs), `protocol`
+//! threads), `doorbell` (what wakes the service thread), `diff` (twins and word-level diffs), `fetch` (page fetches with read-ahead), `protocol`
 //! (page states, intervals, write notices), `locks` (lock tokens, cached where last used), `wire` (messages and their handlers),
-//! `service` (the service loop: faults, locks, barriers), `stats` ([`DsmStats`]).
+//! `service` (the service loop: faults, locks, barriers), `sched` (its time slice), `stats` ([`DsmStats`]).
 
 mod config;
 mod diff;
 mod doorbell;
 mod fault;
+mod fetch;
 mod locks;
 mod onesided;
 mod pages;
 mod protocol;
 mod region;
+mod sched;
 mod service;
 mod stats;
 mod wire;
@@ -236,6 +238,10 @@ impl Dsm {
             let hooked = ctx.set_arrival_hook(Some(Arc::new(move || bell.ring())));
             sh.messages_ring.store(hooked, Ordering::Relaxed);
             let _unhook = Unhook(ctx);
+            // Woken, the service thread should run at once (see `sched`); one that polls
+            // (no arrival hook) keeps the default slice, or it would take the core from
+            // the application threads at every poll.
+            let _slice = hooked.then(sched::ShortSlice::new);
             self.protocol.serve(ctx);
             if sh.panicked.load(Ordering::Acquire) {
                 panic!(

@@ -28,6 +28,7 @@
 //!   learnt, so that a lock's grant can carry all that its receiver lacks.
 
 use crate::diff;
+use crate::fetch::Readahead;
 use crate::locks::{LockState, manager};
 use crate::onesided::{Cursors, OneSided};
 use crate::pages::{INVALID, READ, WRITE};
@@ -84,6 +85,8 @@ pub(crate) struct Pe {
     pub(crate) stats: DsmStats,
     /// Where this PE's one-sided diffs and notices go.
     pub(crate) cursors: Cursors,
+    /// The read-ahead of page fetches.
+    pub(crate) readahead: Readahead,
 }
 
 impl Pe {
@@ -111,6 +114,7 @@ impl Pe {
             ended: 0,
             stats: DsmStats::default(),
             cursors: Cursors::new(pes),
+            readahead: Readahead::default(),
         }
     }
 
@@ -185,13 +189,7 @@ impl Protocol {
         // invalid while the page travels (the handler's fast path leaves it alone).
         let state = pages.lock().state(p);
         if state == INVALID {
-            let page = self.reply(ctx, ctx.call(home, self.wire.get_page, &(p as u32)));
-            let t = pages.lock();
-            region.with_page(p, |d| d.copy_from_slice(&page.0));
-            region.protect(p, 1, Access::Read);
-            t.set_state(p, READ);
-            drop(t);
-            self.count_fetch(page.0.len());
+            self.fetch_pages(ctx, p, home);
             self.pe.borrow_mut().stats.read_faults += 1;
             if !(known && write) {
                 return Ok(());
@@ -402,7 +400,7 @@ impl Protocol {
         let calls: Vec<_> = ps
             .iter()
             .zip(&homes)
-            .map(|(&p, &home)| ctx.call(home, self.wire.get_page, &p))
+            .map(|(&p, &home)| ctx.call(home, self.wire.get_pages, &(p, 1)))
             .collect();
         for ((&p, call), d) in ps.iter().zip(calls).zip(kept) {
             let fresh = self.reply(ctx, call);

@@ -18,6 +18,11 @@ use crate::protocol::Protocol;
 use rhizome::{CallHandle, Ctx, Message};
 use std::sync::atomic::Ordering;
 
+/// Idle rounds the service thread spins before it yields or sleeps: few, since every
+/// round is CPU time taken from the application threads when the cores are all busy,
+/// and the doorbell wakes it anyway.
+const SPINS: u32 = 16;
+
 impl Protocol {
     /// Serves until every application thread of every PE has ended (or one of this PE's
     /// panicked).
@@ -68,16 +73,16 @@ impl Protocol {
                 }
             }
             idle += 1;
-            self.snooze(idle, 128, bell);
+            self.snooze(idle, 32, bell);
         }
     }
 
     /// One idle round of the service thread, its `idle`-th in a row: spin for the first
-    /// 64, yield until round `yields`, then sleep until the doorbell rings after `bell`
-    /// was read.
+    /// [`SPINS`], yield until round `yields`, then sleep until the doorbell rings after
+    /// `bell` was read.
     fn snooze(&self, idle: u32, yields: u32, bell: u32) {
         let sh = &self.shared;
-        if idle < 64 {
+        if idle < SPINS {
             std::hint::spin_loop();
         } else if idle < yields || !sh.messages_ring.load(Ordering::Relaxed) {
             // Without an arrival hook a message is only seen by polling: yield the
@@ -116,7 +121,7 @@ impl Protocol {
                 continue;
             }
             idle += 1;
-            self.snooze(idle, 64, bell);
+            self.snooze(idle, SPINS, bell);
         }
     }
 

@@ -86,8 +86,8 @@ type Request = Am<(u32, u32, Vec<u32>)>;
 /// The message ids of the protocol, the same on every PE.
 #[derive(Clone, Copy)]
 pub(crate) struct Wire {
-    /// Page `p`'s contents, from its home.
-    pub(crate) get_page: CallAm<u32, Bytes>,
+    /// `(first, count)`: the contents of pages `first..first + count`, from their home.
+    pub(crate) get_pages: CallAm<(u32, u32), Bytes>,
     /// Apply `(p, from, diff)` to page `p` at its home, which acknowledges it to `from`.
     pub(crate) diff: Am<(u32, u32, Bytes)>,
     /// To a first-touch page's decider: `(p, pe)` touches page `p`; the reply is its home
@@ -110,8 +110,13 @@ impl Wire {
     /// Collective: registers the handlers (every PE in the same order).
     pub(crate) fn register(ctx: &Ctx, shared: &Arc<Shared>, pe: &Rc<RefCell<Pe>>) -> Wire {
         let sh = shared.clone();
-        let get_page = ctx.register_call(move |_ctx, p: u32| {
-            Bytes(sh.region.with_page(p as usize, |d| d.to_vec()))
+        let get_pages = ctx.register_call(move |_ctx, (first, count): (u32, u32)| {
+            let (first, count) = (first as usize, count as usize);
+            let mut out = Vec::with_capacity(count * sh.region.page());
+            for p in first..first + count {
+                sh.region.with_page(p, |d| out.extend_from_slice(d));
+            }
+            Bytes(out)
         });
         let st = pe.clone();
         let diff_ack = ctx.register(move |_ctx, home: u32| {
@@ -165,7 +170,7 @@ impl Wire {
             st.borrow_mut().ended += 1;
         });
         Wire {
-            get_page,
+            get_pages,
             diff,
             claim,
             request,

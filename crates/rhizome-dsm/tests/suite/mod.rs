@@ -4,6 +4,9 @@
 //! 1 and with 2 application threads per PE, under both interval policies, with diffs and
 //! write notices in messages, and twice more with both written by one-sided puts.
 
+mod readahead;
+
+use readahead::a_run_of_pages_is_fetched_in_few_faults;
 use rhizome::Ctx;
 use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes, Intervals, Transfer};
 
@@ -53,6 +56,7 @@ suite!(
     a_lock_cached_on_a_pe_in_the_barrier_is_handed_on,
     threads_hammering_two_locks_lose_no_update,
     rings_and_bins_wrap_without_loss,
+    a_run_of_pages_is_fetched_in_few_faults,
 );
 
 fn config(m: Mode) -> DsmConfig {
