@@ -39,6 +39,7 @@ pub(super) fn components(ctx: &Ctx, graph: &DistGraph) -> Traversal {
         secs,
         labels,
         stats: None,
+        error: None,
     }
 }
 
