@@ -31,6 +31,11 @@ pub trait Combine: Default + 'static {
     /// operation (the paper's stack and queue; a set's cells synchronize on their own).
     const LOCKED: bool;
 
+    /// How many of the structure's operations `op` stands for (1 unless it is a batch of
+    /// them), for the counters.
+    fn weight(_op: &Self::Op) -> u64 {
+        1
+    }
     /// Takes operation number `index` of this proxy: either satisfies it at once
     /// (possibly completing a pending partner), or keeps it pending until the commit.
     fn offer(&mut self, op: Self::Op, index: usize) -> Offer<Self::Out>;
@@ -212,7 +217,7 @@ impl<'c, C: Combine> Flat<'c, C> {
     /// Runs `op` and returns its result: linearizable with every other operation on the
     /// structure, from any PE.
     pub async fn apply(&self, op: C::Op) -> C::Out {
-        self.ops.set(self.ops.get() + 1);
+        self.ops.set(self.ops.get() + C::weight(&op));
         self.one(op).await
     }
 
@@ -222,7 +227,8 @@ impl<'c, C: Combine> Flat<'c, C> {
     /// [`apply`](Self::apply); combining, they all go in the current proxy (as many
     /// as its buffer takes) and the task waits once, with no task per operation.
     pub async fn apply_all(&self, ops: Vec<C::Op>) -> Vec<C::Out> {
-        self.ops.set(self.ops.get() + ops.len() as u64);
+        let weight: u64 = ops.iter().map(C::weight).sum();
+        self.ops.set(self.ops.get() + weight);
         if self.mode == Mode::Distributed {
             return self.combined_all(ops).await;
         }

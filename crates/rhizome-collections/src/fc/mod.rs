@@ -68,7 +68,7 @@ pub use flat::{Combine, Flat, Offer};
 pub use hash::{GlobalMap, GlobalSet, MapOp, MapProxy, owner};
 pub use pushpop::{
     DEFAULT_CAPACITY, Fifo, GlobalQueue, GlobalStack, Lifo, Order, PushPop, PushPopOp,
-    PushPopProxy, PushPopStore, Run,
+    PushPopProxy, PushPopStore, Run, Taken,
 };
 
 /// How a structure synchronizes (the paper's comparison).

@@ -10,6 +10,9 @@
 //!   so its proxy commits its pushes and its pops together in one message; the master
 //!   appends the pushes, then serves the pops (beyond the paper, which serializes push
 //!   batches and pop batches).
+//! - **Batches** (`push_all_then_pop`) are one operation of the proxy standing for many:
+//!   their values join the commit's chunk and their pops its count, never matched on the
+//!   PE; the master appends before it pops, so a batch's pops follow its pushes.
 //! - **Pop on empty** returns `None` at once: it does not wait for a push. The operations
 //!   of one commit are concurrent (each was pending when the commit started and is
 //!   answered after it), so the master may order them as it likes.
@@ -55,30 +58,92 @@ impl Order for Fifo {
     const ELIMINATES: bool = false;
 }
 
-/// A push or a pop.
+/// A push, a pop, or a batch of both.
 pub enum PushPopOp<T> {
     /// Adds a value.
     Push(T),
     /// Removes one.
     Pop,
+    /// Adds the values, then removes as many values as the count says, the pops taking
+    /// effect after the pushes ([`GlobalQueue::push_all_then_pop`]): one operation of
+    /// the proxy, with one slot and one answer, made of many of the structure's.
+    Batch(Vec<T>, u64),
 }
 
-/// Travels as an `Option<T>`: `Some` a push, `None` a pop (to the centralized combiner).
+/// Travels as a tag (0 a pop, 1 a push, 2 a batch) and its fields (to the centralized
+/// combiner).
 impl<T: Message> Message for PushPopOp<T> {
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
+            PushPopOp::Pop => 0u8.encode(out),
             PushPopOp::Push(v) => {
-                true.encode(out);
+                1u8.encode(out);
                 v.encode(out);
             }
-            PushPopOp::Pop => false.encode(out),
+            PushPopOp::Batch(values, pops) => {
+                2u8.encode(out);
+                values.encode(out);
+                pops.encode(out);
+            }
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Self {
+        match u8::decode(input) {
+            0 => PushPopOp::Pop,
+            1 => PushPopOp::Push(T::decode(input)),
+            _ => {
+                let values = Vec::decode(input);
+                PushPopOp::Batch(values, u64::decode(input))
+            }
+        }
+    }
+}
+
+/// What a push-pop operation gives back.
+pub enum Taken<T> {
+    /// A push's (`None`) or a pop's result: the value, `None` if the structure was empty.
+    One(Option<T>),
+    /// A batch's popped values (fewer than it asked for if the structure ran empty).
+    Many(Vec<T>),
+}
+
+impl<T> Taken<T> {
+    /// The values taken, as a list.
+    pub fn into_vec(self) -> Vec<T> {
+        match self {
+            Taken::One(v) => v.into_iter().collect(),
+            Taken::Many(values) => values,
+        }
+    }
+
+    /// The value of a single pop (the last of a batch's).
+    pub fn into_one(self) -> Option<T> {
+        match self {
+            Taken::One(v) => v,
+            Taken::Many(mut values) => values.pop(),
+        }
+    }
+}
+
+/// Travels as a flag (`true` for `Many`) and its value.
+impl<T: Message> Message for Taken<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Taken::One(v) => {
+                false.encode(out);
+                v.encode(out);
+            }
+            Taken::Many(values) => {
+                true.encode(out);
+                values.encode(out);
+            }
         }
     }
     fn decode(input: &mut &[u8]) -> Self {
         if bool::decode(input) {
-            PushPopOp::Push(T::decode(input))
+            Taken::Many(Vec::decode(input))
         } else {
-            PushPopOp::Pop
+            Taken::One(Option::decode(input))
         }
     }
 }
@@ -87,6 +152,12 @@ impl<T: Message> Message for PushPopOp<T> {
 pub struct PushPopProxy<T, O> {
     pushes: Vec<(usize, T)>,
     pops: Vec<usize>,
+    /// The pending batches: (index, pops), their values in `batched` (a batch is never
+    /// matched on the PE: its values and pops go to the master as they are).
+    batches: Vec<(usize, u64)>,
+    batched: Vec<T>,
+    /// Operations the pending batches stand for.
+    batched_ops: usize,
     /// The pushes of the batch in flight, whose values have left for their chunk.
     committed_pushes: Vec<usize>,
     /// The popped values of the batch in flight, in the order of `pops` (those read in
@@ -103,6 +174,9 @@ impl<T, O> Default for PushPopProxy<T, O> {
         PushPopProxy {
             pushes: Vec::new(),
             pops: Vec::new(),
+            batches: Vec::new(),
+            batched: Vec::new(),
+            batched_ops: 0,
             committed_pushes: Vec::new(),
             popped: Vec::new(),
             fetched_into: Vec::new(),
@@ -153,8 +227,9 @@ impl<T> PushPopStore<T> {
 
 impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     type Op = PushPopOp<T>;
-    /// A pop's value; `None` for a push and for a pop of an empty structure.
-    type Out = Option<T>;
+    /// A pop's value (`None` for a push and for a pop of an empty structure), or a
+    /// batch's popped values.
+    type Out = Taken<T>;
     /// (run of the pushed values, or a length of 0, number of pops).
     type Batch = (Run, u64);
     /// The runs the pops took, in the order of the pops.
@@ -166,20 +241,37 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     type Fetched = Vec<T>;
     const LOCKED: bool = true;
 
-    fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Option<T>> {
+    fn weight(op: &PushPopOp<T>) -> u64 {
         match op {
+            PushPopOp::Batch(values, pops) => values.len() as u64 + pops,
+            _ => 1,
+        }
+    }
+
+    fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Taken<T>> {
+        match op {
+            PushPopOp::Batch(values, 0) if values.is_empty() => Offer::Done {
+                mine: Taken::Many(Vec::new()),
+                partner: None,
+            },
+            PushPopOp::Batch(values, pops) => {
+                self.batched_ops += values.len() + pops as usize;
+                self.batched.extend(values);
+                self.batches.push((index, pops));
+                Offer::Pending
+            }
             PushPopOp::Push(v) if O::ELIMINATES && !self.pops.is_empty() => {
                 let pop = self.pops.pop().expect("checked");
                 Offer::Done {
-                    mine: None,
-                    partner: Some((pop, Some(v))),
+                    mine: Taken::One(None),
+                    partner: Some((pop, Taken::One(Some(v)))),
                 }
             }
             PushPopOp::Pop if O::ELIMINATES && !self.pushes.is_empty() => {
                 let (push, v) = self.pushes.pop().expect("checked");
                 Offer::Done {
-                    mine: Some(v),
-                    partner: Some((push, None)),
+                    mine: Taken::One(Some(v)),
+                    partner: Some((push, Taken::One(None))),
                 }
             }
             PushPopOp::Push(v) => {
@@ -194,7 +286,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     }
 
     fn pending(&self) -> usize {
-        self.pushes.len() + self.pops.len()
+        self.pushes.len() + self.pops.len() + self.batched_ops
     }
 
     fn batch(
@@ -203,18 +295,21 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         _pes: usize,
         local: &mut PushPopStore<T>,
     ) -> Vec<(usize, (Run, u64))> {
-        let (indices, values): (Vec<usize>, Vec<Option<T>>) = std::mem::take(&mut self.pushes)
+        let (indices, mut values): (Vec<usize>, Vec<Option<T>>) = std::mem::take(&mut self.pushes)
             .into_iter()
             .map(|(i, v)| (i, Some(v)))
             .unzip();
+        values.extend(std::mem::take(&mut self.batched).into_iter().map(Some));
         self.committed_pushes = indices;
+        let pops = self.pops.len() as u64 + self.batches.iter().map(|b| b.1).sum::<u64>();
+        self.batched_ops = 0;
         let len = values.len() as u64;
         let chunk = local.next_chunk;
         if len > 0 {
             local.next_chunk += 1;
             local.chunks.insert(chunk, (values, len));
         }
-        vec![(MASTER, ((me as u64, chunk, 0, len), self.pops.len() as u64))]
+        vec![(MASTER, ((me as u64, chunk, 0, len), pops))]
     }
 
     fn fetches(
@@ -258,7 +353,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         out
     }
 
-    fn resolve(&mut self, fetched: Vec<Vec<T>>) -> Vec<(usize, Option<T>)> {
+    fn resolve(&mut self, fetched: Vec<Vec<T>>) -> Vec<(usize, Taken<T>)> {
         let mut popped = std::mem::take(&mut self.popped);
         for (values, runs) in fetched
             .into_iter()
@@ -271,11 +366,22 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
                 }
             }
         }
+        // The single pops take the first values, each batch then as many as it asked
+        // for (the master's order; all of them were pending together).
         let pushes = std::mem::take(&mut self.committed_pushes);
         let mut popped = popped.into_iter();
         let pops = std::mem::take(&mut self.pops);
-        let pops = pops.into_iter().map(|i| (i, popped.next().flatten()));
-        pushes.into_iter().map(|i| (i, None)).chain(pops).collect()
+        let mut out: Vec<(usize, Taken<T>)> =
+            pushes.into_iter().map(|i| (i, Taken::One(None))).collect();
+        out.extend(
+            pops.into_iter()
+                .map(|i| (i, Taken::One(popped.next().flatten()))),
+        );
+        for (i, n) in std::mem::take(&mut self.batches) {
+            let values = popped.by_ref().take(n as usize).flatten().collect();
+            out.push((i, Taken::Many(values)));
+        }
+        out
     }
 
     fn apply(store: &mut PushPopStore<T>, (pushed, pops): (Run, u64)) -> Vec<Run> {
@@ -354,7 +460,7 @@ impl<'c, T: Message, O: Order> PushPop<'c, T, O> {
 
     /// Removes a value: the newest of a stack, the oldest of a queue; `None` if empty.
     pub async fn pop(&self) -> Option<T> {
-        self.flat.apply(PushPopOp::Pop).await
+        self.flat.apply(PushPopOp::Pop).await.into_one()
     }
 
     /// Pushes every value of `values`, as concurrent pushes of this task (they have no
@@ -370,7 +476,29 @@ impl<'c, T: Message, O: Order> PushPop<'c, T, O> {
     /// found the structure empty (in no particular order).
     pub async fn pop_all(&self, n: usize) -> Vec<Option<T>> {
         let pops = (0..n).map(|_| PushPopOp::Pop).collect();
-        self.flat.apply_all(pops).await
+        let taken = self.flat.apply_all(pops).await;
+        taken.into_iter().map(Taken::into_one).collect()
+    }
+
+    /// Pushes every value of `values` (concurrent pushes of this task), then, once they
+    /// have all taken effect, makes `n` concurrent pops; the values popped (fewer than
+    /// `n` if the structure ran empty), waiting once.
+    ///
+    /// With distributed combining this is one operation of the proxy (its values go
+    /// into the commit's chunk, its pops into the commit's count, with no slot each) and
+    /// the master appends a commit's pushes before it serves its pops, so the pops see
+    /// the pushes. So if every PE pushes and pops the same number of values this way on
+    /// an empty queue, each gets its own values back, read in place: the master serves
+    /// each commit's pops from the run it has just appended (the graph kernels' frontier
+    /// moves from one level to the next so). In the other modes the pops start when the
+    /// pushes have returned, each operation alone as the mode says.
+    pub async fn push_all_then_pop(&self, values: Vec<T>, n: usize) -> Vec<T> {
+        if self.flat.mode() == Mode::Distributed {
+            let batch = PushPopOp::Batch(values, n as u64);
+            return self.flat.apply(batch).await.into_vec();
+        }
+        self.push_all(values).await;
+        self.pop_all(n).await.into_iter().flatten().collect()
     }
 
     /// This PE's counters so far.

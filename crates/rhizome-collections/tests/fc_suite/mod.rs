@@ -47,6 +47,13 @@ pub const TESTS: &[(&str, Body)] = &[
         bulk_stress::<Fifo>(c, Mode::Centralized, 100);
         bulk_stress::<Fifo>(c, Mode::Distributed, 500);
     }),
+    ("batch_stress", |c| {
+        for mode in Mode::ALL {
+            let tasks = if mode == Mode::Distributed { 300 } else { 10 };
+            batch_stress::<Fifo>(c, mode, tasks);
+            batch_stress::<Lifo>(c, mode, tasks);
+        }
+    }),
     ("map_stress", |c| {
         map_stress(c, Mode::None, 200);
         map_stress(c, Mode::Centralized, 300);
@@ -122,8 +129,9 @@ fn run_push_pop<O: Order>(ctx: &Ctx, mode: Mode, tasks: u64, ops: u64) -> Option
 }
 
 /// [`run_push_pop`] with calls of `per_call` concurrent pushes (`push_all`, of values
-/// `task << 16 | seq << 4 | j`) or pops (`pop_all`) each; one per call uses `push`
-/// and `pop`.
+/// `task << 16 | seq << 4 | j`), pops (`pop_all`) or both (`push_all_then_pop`, its
+/// pops recorded as concurrent with its pushes) each; one per call uses `push` and
+/// `pop`.
 fn run_push_pop_calls<O: Order>(
     ctx: &Ctx,
     mode: Mode,
@@ -134,7 +142,8 @@ fn run_push_pop_calls<O: Order>(
     let coop = Coop::new(ctx);
     let s = PushPop::<u64, O>::with_capacity(&coop, mode, 8);
     let records = run_recorded_bulk(ctx, &coop, tasks, ops, async |rng, task, seq| {
-        let push = rng.below(2) == 0;
+        let kind = rng.below(if per_call == 1 { 2 } else { 3 });
+        let push = kind == 0;
         if per_call == 1 && push {
             let v = task << 16 | seq << 4;
             s.push(v).await;
@@ -145,6 +154,13 @@ fn run_push_pop_calls<O: Order>(
             let values: Vec<u64> = (0..per_call).map(|j| task << 16 | seq << 4 | j).collect();
             s.push_all(values.clone()).await;
             values.into_iter().map(|v| (KIND_BIT, v)).collect()
+        } else if kind == 2 {
+            let values: Vec<u64> = (0..per_call).map(|j| task << 16 | seq << 4 | j).collect();
+            let got = s.push_all_then_pop(values.clone(), per_call as usize).await;
+            let missing = per_call as usize - got.len();
+            let pushes = values.into_iter().map(|v| (KIND_BIT, v));
+            let pops = got.into_iter().chain(std::iter::repeat_n(NONE, missing));
+            pushes.chain(pops.map(|v| (0, v))).collect()
         } else {
             let got = s.pop_all(per_call as usize).await;
             got.into_iter().map(|v| (0, v.unwrap_or(NONE))).collect()
@@ -317,6 +333,63 @@ fn check_stress<O: Order>(mode: Mode, records: Option<Vec<Record>>) {
             pop_b.1 < pop_a.0
         };
         assert!(!violated, "{mode:?}: {a:#x} and {b:#x} left out of order");
+    }
+}
+
+/// Every task of every PE pushes values and pops as many, twice, each time in one
+/// `push_all_then_pop`, on a fresh structure with a small buffer: no pop finds it
+/// empty (its pops follow its pushes, and every call adds as much as it takes), every
+/// value comes out once, and it is empty afterwards. Combining, each PE gets back values
+/// it pushed (a commit's pops are served from the run it has just appended).
+fn batch_stress<O: Order>(ctx: &Ctx, mode: Mode, tasks: u64) {
+    const PER_CALL: u64 = 4;
+    let coop = Coop::new(ctx);
+    let s = PushPop::<u64, O>::with_capacity(&coop, mode, 8);
+    // Every PE has registered the structure's handlers before any commit reaches it.
+    ctx.barrier();
+    let me = ctx.my_pe() as u64;
+    let (pushed, popped) = (RefCell::new(Vec::new()), RefCell::new(Vec::new()));
+    coop.run(|scope| {
+        for t in 0..tasks {
+            let (s, pushed, popped) = (&s, &pushed, &popped);
+            scope.spawn(async move {
+                for seq in 0..2 {
+                    let values: Vec<u64> = (0..PER_CALL)
+                        .map(|j| me << 32 | t << 16 | seq << 4 | j)
+                        .collect();
+                    pushed.borrow_mut().extend(&values);
+                    let got = s.push_all_then_pop(values, PER_CALL as usize).await;
+                    assert_eq!(
+                        got.len(),
+                        PER_CALL as usize,
+                        "{mode:?}: a pop found it empty"
+                    );
+                    popped.borrow_mut().extend(got);
+                }
+            });
+        }
+    });
+    let left = RefCell::new(None);
+    coop.run(|scope| {
+        let (s, left) = (&s, &left);
+        scope.spawn(async move { *left.borrow_mut() = s.pop().await });
+    });
+    assert_eq!(left.into_inner(), None, "{mode:?}: a value was left");
+    let popped = popped.into_inner();
+    if mode == Mode::Distributed {
+        assert!(
+            popped.iter().all(|v| v >> 32 == me),
+            "{mode:?}: a PE got another's values"
+        );
+    }
+    let all_pushed = ctx.gather(pushed.into_inner(), 0);
+    let all_popped = ctx.gather(popped, 0);
+    if let (Some(a), Some(b)) = (all_pushed, all_popped) {
+        let mut a: Vec<u64> = a.into_iter().flatten().collect();
+        let mut b: Vec<u64> = b.into_iter().flatten().collect();
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "{mode:?}: values lost or duplicated");
     }
 }
 

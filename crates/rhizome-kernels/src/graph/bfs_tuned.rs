@@ -58,6 +58,7 @@ pub(super) fn bfs(ctx: &Ctx, graph: &DistGraph, root: u64) -> Traversal {
         secs,
         labels: parents,
         stats: None,
+        error: None,
     }
 }
 
@@ -104,8 +105,9 @@ impl Direction {
     }
 }
 
-/// Collective: one top-down level; the local vertices it visited.
-fn top_down_step(
+/// Collective: one top-down level from this PE's part of the frontier (its own
+/// vertices); the local vertices it visited.
+pub(super) fn top_down_step(
     graph: &DistGraph,
     frontier: &[u64],
     parents: &mut [u64],

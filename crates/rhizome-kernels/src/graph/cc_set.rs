@@ -95,5 +95,6 @@ pub(super) fn components(ctx: &Ctx, graph: &Rc<DistGraph>, mode: Mode, tasks: us
         secs,
         labels,
         stats: Some(super::bfs_queue::sum_stats(ctx, set.stats())),
+        error: None,
     }
 }

@@ -3,9 +3,9 @@
 //!
 //! Each PE first walks its own vertices along the arcs between its own vertices only,
 //! labelling each with the root of the walk that reached it (plain sequential code, no
-//! claim, no task: [`local_walks`]). Then each arc `u - v` from a local `u` to a remote
-//! `v` with `u < v` (the other direction gives the same pair) goes to `v`'s owner
-//! through a conveyor as `(v, label of u)` ([`crossing_arcs`]); the owner forms the root
+//! claim, no task: [`local_walks`]). Then each edge `u - v` between two PEs goes once,
+//! from one end's owner to the other's (the other direction gives the same pair), through
+//! a conveyor as `(v, label of u)` ([`crossing_arcs`]); the owner forms the root
 //! pair with `v`'s label ([`root_pair`]) and keeps it in a local hash set, which is the
 //! deduplication the combining set does across tasks. Phases 2 and 3 are shared
 //! (`components::finish`). The set versions (`cc_set`) differ only in where the pairs go.
@@ -39,6 +39,7 @@ pub(super) fn components(ctx: &Ctx, graph: &DistGraph) -> Traversal {
         secs,
         labels,
         stats: None,
+        error: None,
     }
 }
 
@@ -67,7 +68,8 @@ pub(super) fn local_walks(graph: &DistGraph) -> Vec<u64> {
 }
 
 /// The arcs where this PE's walks meet other PEs': `[v, label of u]` for each arc from a
-/// local `u` to a remote `v > u` (each edge between PEs once), to go to `v`'s owner.
+/// local `u` to a remote `v` that [`sends`] picks (each edge between PEs once), to go
+/// to `v`'s owner.
 pub(super) fn crossing_arcs<'g>(
     graph: &'g DistGraph,
     labels: &'g [u64],
@@ -77,9 +79,18 @@ pub(super) fn crossing_arcs<'g>(
         graph
             .neighbors(u)
             .iter()
-            .filter(move |&&v| u < v && !graph.is_local(v))
+            .filter(move |&&v| sends(u, v) && !graph.is_local(v))
             .map(move |&v| [v, label])
     })
+}
+
+/// Whether the edge `u - v` (`u != v`) goes from `u`'s end: exactly one of `sends(u, v)`
+/// and `sends(v, u)` holds. Not simply `u < v`, which would send every edge between two
+/// PEs' blocks to the higher one, so that it alone would form (and, in `cc_set`, insert)
+/// all their pairs: the direction flips with the parity of `u ^ v`, about half the
+/// edges each way.
+fn sends(u: u64, v: u64) -> bool {
+    (u < v) != ((u ^ v) & 1 == 1)
 }
 
 /// Pushes `pending`, then the next of `arcs`, each to the owner of its first vertex,

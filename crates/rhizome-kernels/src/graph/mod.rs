@@ -92,6 +92,9 @@ struct Traversal {
     secs: f64,
     labels: Vec<u64>,
     stats: Option<Stats>,
+    /// What went wrong that the result's validation cannot see (a frontier queue not
+    /// drained).
+    error: Option<String>,
 }
 
 /// A checked run of a kernel, the same on every PE.
@@ -159,6 +162,9 @@ pub fn bfs(
         Impl::None => bfs_queue::bfs(ctx, graph, root, Mode::None, tasks.max(1)),
         Impl::Tuned => bfs_tuned::bfs(ctx, graph, root),
     };
+    if let Some(e) = t.error {
+        return Err(e);
+    }
     let (edges, count) = validate_bfs_tree(ctx, graph, root, &t.labels)?;
     Ok(Run {
         secs: t.secs,
