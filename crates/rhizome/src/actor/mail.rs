@@ -3,6 +3,7 @@
 use super::Mailbox;
 use super::outbox::Outbox;
 use super::tasks::TaskRunner;
+use crate::backoff::Backoff;
 use crate::context::Ctx;
 use crate::memory::Pod;
 use crate::pool::Worker;
@@ -21,19 +22,38 @@ impl Mail<'_> {
     /// Sends `msg` to mailbox `mb` of PE `pe`, whose handler will run it once. Messages
     /// to one mailbox of one PE are batched and leave when the batch is full (or the
     /// mailbox is done, or the PE waits at the end of the superstep). In the body, a
-    /// full batch also lets this PE handle what it has received meanwhile. Panics if `pe`
-    /// is not a PE, if `mb` belongs to another selector, or if the body sends to a
-    /// mailbox it declared done.
-    #[inline]
+    /// full batch also lets this PE handle what it has received meanwhile, and waits
+    /// (handling messages) while the lane has [`CREDITS`](crate::conveyor::CREDITS)
+    /// batches its receiver has not handled yet. Panics if `pe` is not a PE, if `mb`
+    /// belongs to another selector, or if the body sends to a mailbox it declared done.
+    #[inline(always)]
     pub fn send<M: Pod>(&self, mb: Mailbox<M>, msg: M, pe: usize) {
         let full = self
             .outbox
             .push(self.ctx, mb.index, mb.id, msg, pe, self.from_body);
         if full {
-            self.outbox.send_lane(self.ctx, mb.index, pe);
-            if self.from_body {
-                self.ctx.progress();
+            self.send_full(mb.index, pe);
+        }
+    }
+
+    /// Sends the full lane of mailbox `index` for `pe`. In the body: once the lane has a
+    /// credit, and then handles what has arrived (a handler never waits: it may run
+    /// inside the wait of the PE's body, or of a PE the receiver waits for).
+    #[inline(never)]
+    fn send_full(&self, index: usize, pe: usize) {
+        if self.from_body && !self.outbox.has_credit(index, pe) {
+            let mut backoff = Backoff::new(64);
+            while !self.outbox.has_credit(index, pe) {
+                if self.ctx.progress() > 0 {
+                    backoff.reset();
+                } else {
+                    backoff.snooze();
+                }
             }
+        }
+        self.outbox.send_lane(self.ctx, index, pe);
+        if self.from_body {
+            self.ctx.progress();
         }
     }
 

@@ -45,15 +45,19 @@
 //! message of `capacity` messages (see `outbox.rs`). The receiver runs the mailbox's
 //! handler over the batch in place: one dynamic call per batch, then a loop over its
 //! messages into the (inlined) user handler. This is the conveyor's wire path
-//! ([`crate::conveyor`]) without its pull queue and without its credits, chosen over the
-//! active-message layer ([`Ctx::send`]), whose messages carry a 2-byte id each and go
-//! through a handler lookup and a decode each: with `Pod` messages a batch needs neither.
-//! Credits are left out because a handler may send, and a send that had to wait for
-//! credits would have to run other handlers inside a handler; instead, the body handles
-//! what it has received each time one of its batches leaves, so receivers keep up with
-//! senders. The superstep's end is the four-counter termination detection of
-//! [`Ctx::finish`]: a batch counts as sent from its first message, as handled when its
-//! handler has run.
+//! ([`crate::conveyor`]) without its pull queue, chosen over the active-message layer
+//! ([`Ctx::send`]), whose messages carry a 2-byte id each and go through a handler lookup
+//! and a decode each: with `Pod` messages a batch needs neither. Like a conveyor's lanes,
+//! a lane may have [`CREDITS`](crate::conveyor::CREDITS) batches in flight before the
+//! superstep body waits for their receiver to have handled one (handling messages
+//! meanwhile), so a fast sender neither floods a slow receiver nor allocates fresh
+//! buffers for batches nobody has handled yet. Handlers do not wait (a send that had to
+//! wait for credits would have to run other handlers inside a handler): their batches
+//! leave when full, beyond the credits. The body also handles what it has received each
+//! time one of its batches leaves, so receivers keep up with senders. The superstep's
+//! end is the four-counter termination detection of [`Ctx::finish`]: a batch counts as
+//! sent from its first message, as handled when its handler has run; a credit counts as
+//! one message.
 //!
 //! # Rules
 //! Every PE creates its selectors and their mailboxes in the same order (each mailbox
@@ -64,13 +68,15 @@
 mod mail;
 mod outbox;
 mod tasks;
+#[cfg(test)]
+mod tests;
 
 pub use mail::Mail;
 
 use crate::backoff::Backoff;
 use crate::context::Ctx;
 use crate::memory::Pod;
-use outbox::{Outbox, take_batch};
+use outbox::{CREDIT, Outbox, take_batch};
 use std::cell::{Ref, RefCell, RefMut};
 use std::marker::PhantomData;
 use std::rc::Rc;
@@ -150,10 +156,15 @@ impl<'c, S: 'static> Selector<'c, S> {
         let slot: Rc<Slot<S>> = Rc::new(RefCell::new(None));
         let (inner, weak_slot) = (Rc::downgrade(&self.inner), Rc::downgrade(&slot));
         let id = self.ctx.add_handler(Box::new(move |ctx, src, input| {
-            let (count, data) = take_batch(input, size_of::<M>());
+            let (kind, count, data) = take_batch(input, size_of::<M>());
             // What arrives for a dropped selector (after a failure) is dropped.
             if let (Some(inner), Some(slot)) = (inner.upgrade(), weak_slot.upgrade()) {
-                deliver(ctx, &inner, &slot, index, count, data, src);
+                if kind == CREDIT {
+                    inner.outbox.credited(index, src, count);
+                } else {
+                    deliver(ctx, &inner, &slot, index, count, data, src);
+                    inner.outbox.return_credit(ctx, index, src);
+                }
             }
         }));
         let capacity = self
