@@ -43,6 +43,7 @@
 //! capacity given at creation.
 
 mod collect;
+mod deal;
 mod dist_cache;
 mod memo;
 mod node_cache;
@@ -76,11 +77,12 @@ const MAX_LOAD: f64 = 0.8;
 const MIN_SLOTS: usize = 1024;
 /// Words of a partition's header: the next region to hand out, the slots in use plus
 /// the free slots handed out since the last collection, and (on PE 0) the current size
-/// of every partition.
+/// of every partition and the next part of a dealt operation (`deal.rs`).
 const NEXT_REGION: usize = 0;
 const COMMITTED: usize = 1;
 const SIZE: usize = 2;
-const HEADER_WORDS: usize = 3;
+const DEAL: usize = 3;
+const HEADER_WORDS: usize = 4;
 /// Node-cache entries: one per `CACHE_SHARE` slots of this PE's partition at the start,
 /// at least `MIN_CACHE`, at most `MAX_CACHE` (24 MB): the cache only has to hold the
 /// nodes the running operations revisit, and it is part of what a PE holds beside its

@@ -60,7 +60,7 @@ impl SubOp {
     }
 
     /// Runs the sub-call in `c`.
-    fn apply<S: NodeStore, C: crate::OpCache>(self, c: &OpCtx<'_, S, C>) -> Bdd {
+    pub(super) fn apply<S: NodeStore, C: crate::OpCache>(self, c: &OpCtx<'_, S, C>) -> Bdd {
         match self {
             SubOp::And(a, b) => c.and(Bdd(a), Bdd(b)),
             SubOp::Or(a, b) => c.or(Bdd(a), Bdd(b)),
@@ -100,7 +100,7 @@ static REGISTRY: Mutex<Vec<(u64, usize, Weak<Distribution>)>> = Mutex::new(Vec::
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
 
 /// PE `pe`'s distribution of `session`.
-fn lookup(session: u64, pe: usize) -> Option<Arc<Distribution>> {
+pub(super) fn lookup(session: u64, pe: usize) -> Option<Arc<Distribution>> {
     let reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     reg.iter()
         .find(|(s, p, _)| *s == session && *p == pe)
@@ -108,8 +108,40 @@ fn lookup(session: u64, pe: usize) -> Option<Arc<Distribution>> {
 }
 
 impl Distribution {
+    /// The store and cache this PE's jobs run on.
+    pub(super) fn bound(&self) -> (&DistNodeStore, &DistOpCache) {
+        let (store, cache) = (
+            self.store.load(Ordering::Acquire),
+            self.cache.load(Ordering::Acquire),
+        );
+        assert!(
+            !store.is_null() && !cache.is_null(),
+            "rhizome: a BDD job reached a PE whose manager does not serve"
+        );
+        // SAFETY: bound by `Manager::run` (PE 0, which waits for every job of its
+        // operation before it returns) or `Manager::serve` (the others, for the whole run
+        // of the scheduler): the manager is borrowed and does not move meanwhile, and a
+        // job of this distribution only runs while one of those does.
+        unsafe { (&*store, &*cache) }
+    }
+
+    /// Forks less deep than this spawn jobs.
+    pub(super) fn cutoff(&self) -> u32 {
+        self.cutoff
+    }
+
+    /// Counts one job of a spread operation run on this PE.
+    pub(super) fn count_job(&self) {
+        self.jobs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Names this set of managers.
+    pub(super) fn session(&self) -> u64 {
+        self.session
+    }
+
     /// The table's generation as this PE knows it.
-    fn generation(&self) -> u64 {
+    pub(super) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
 
@@ -137,7 +169,7 @@ impl Distribution {
     /// last job. No job of an older generation is running (each operation waits for all of
     /// its jobs before a collection), and every job of this PE passes here first, so the
     /// one that catches up has the store and cache to itself.
-    fn enter(&self, generation: u64, store: &DistNodeStore, cache: &DistOpCache) {
+    pub(super) fn enter(&self, generation: u64, store: &DistNodeStore, cache: &DistOpCache) {
         if self.generation() == generation {
             return;
         }
@@ -165,10 +197,10 @@ impl Drop for Distribution {
 /// Where a sub-call belongs: its set of managers, the table's generation when it was
 /// spawned, and its depth in the operation's recursion.
 #[derive(Clone, Copy, Serialize, Deserialize)]
-struct Stamp {
-    session: u64,
-    generation: u64,
-    depth: u32,
+pub(super) struct Stamp {
+    pub(super) session: u64,
+    pub(super) generation: u64,
+    pub(super) depth: u32,
 }
 
 /// A sub-call of a spread operation, stolen (or run) as a job; its output is the result
@@ -182,20 +214,9 @@ impl Job for OpJob {
         let OpJob(op, stamp) = self;
         let d = lookup(stamp.session, t.my_pe())
             .expect("rhizome: a BDD job reached a PE whose manager is gone");
-        let (store, cache) = (
-            d.store.load(Ordering::Acquire),
-            d.cache.load(Ordering::Acquire),
-        );
-        assert!(
-            !store.is_null() && !cache.is_null(),
-            "rhizome: a BDD job reached a PE whose manager does not serve"
-        );
-        // SAFETY: bound by `Manager::run` (PE 0, which waits for every job of its
-        // operation before it returns) or `Manager::serve` (the others, for the whole run
-        // of the scheduler): the manager is borrowed and does not move meanwhile.
-        let (store, cache) = unsafe { (&*store, &*cache) };
+        let (store, cache) = d.bound();
         d.enter(stamp.generation, store, cache);
-        d.jobs.fetch_add(1, Ordering::Relaxed);
+        d.count_job();
         let c = OpCtx {
             store,
             cache,
@@ -291,6 +312,7 @@ impl Manager<DistNodeStore, DistOpCache> {
     pub fn spread_over(&mut self, ctx: &Ctx, tasks: &Tasks, cutoff: u32) {
         let session = ctx.broadcast(NEXT_SESSION.fetch_add(1, Ordering::Relaxed), 0);
         tasks.register::<OpJob>();
+        super::deal::register(tasks);
         let d = Arc::new(Distribution {
             session,
             cutoff,

@@ -32,6 +32,56 @@ impl<S: NodeStore, C: OpCache> OpCtx<'_, S, C> {
         self.rel_image::<true>(s, r, vars)
     }
 
+    /// The union of the successors (`backward` false) or predecessors (true) of `s` under
+    /// every relation of `rels`, each a `(relation, vars)` pair as [`relnext`](Self::relnext)
+    /// takes them: one image per transition group, all in one operation. On one PE the
+    /// images fork in halves on the pool; on a manager that spreads its operations over
+    /// the PEs ([`Manager::spread_over`](crate::Manager::spread_over)) each image runs
+    /// whole on one PE, dealt out as PEs become free (`dist/deal.rs`), which costs far
+    /// fewer messages than cutting every image into sub-calls.
+    ///
+    /// ```
+    /// use rhizome_bdd::{Bdd, Manager};
+    /// let mut m = Manager::new(1);
+    /// // Two variables x0 (current 0, next 1) and x1 (current 2, next 3); group a sets
+    /// // x0, group b sets x1.
+    /// let (a, b) = (m.ithvar(1), m.ithvar(3));
+    /// let (va, vb) = (m.cube(&[0, 1]).unwrap(), m.cube(&[2, 3]).unwrap());
+    /// let (x0, x2) = (m.ithvar(0), m.ithvar(2));
+    /// let none = m.run(&[x0, x2], |c| c.and(!x0, !x2)).unwrap();
+    /// let succ = m.run(&[a, b, va, vb, none], |c| c.rel_image_union(none, &[(a, va), (b, vb)], false)).unwrap();
+    /// assert_eq!(m.satcount(succ, &[0, 2]), 2u32.into());
+    /// ```
+    pub fn rel_image_union(&self, s: Bdd, rels: &[(Bdd, Bdd)], backward: bool) -> Bdd {
+        let parts: Vec<SubOp> = rels
+            .iter()
+            .map(|&(r, vars)| SubOp::rel_image(backward, s.0, r.0, vars.0))
+            .collect();
+        if let Some(u) = self.deal(&parts) {
+            return u;
+        }
+        self.rel_union_here(s, rels, backward)
+    }
+
+    /// [`rel_image_union`](Self::rel_image_union) on this PE, forked in halves.
+    fn rel_union_here(&self, s: Bdd, rels: &[(Bdd, Bdd)], backward: bool) -> Bdd {
+        match rels {
+            [] => Bdd::FALSE,
+            &[(r, vars)] if backward => self.rel_image::<true>(s, r, vars),
+            &[(r, vars)] => self.rel_image::<false>(s, r, vars),
+            _ => {
+                let (a, b) = rels.split_at(rels.len() / 2);
+                let (x, y) = self.join(
+                    |c| c.rel_union_here(s, a, backward),
+                    |c| c.rel_union_here(s, b, backward),
+                );
+                check!(x);
+                check!(y);
+                self.or(x, y)
+            }
+        }
+    }
+
     /// Successors (`BACKWARD = false`) or predecessors (`true`) of `s` under `r`: one
     /// recursion, in which `s` pairs with the relation's `x` cofactors going forward and
     /// with its `x'` cofactors going backward. A const parameter, so each direction

@@ -1,5 +1,6 @@
 //! `bfs` and `par`: level by level, the images of a level group by group or all in one
-//! parallel operation.
+//! parallel operation; over several PEs, all in one operation whose images are dealt to
+//! the PEs whole.
 
 use super::Strategy;
 use super::image::{Way, par_image, step_op};
@@ -28,7 +29,17 @@ pub(super) fn bfs_levels<S: NodeStore, C: OpCache>(
         } else {
             run.visited.get()
         };
-        let new = if strategy == Strategy::Par {
+        let new = if model.interleaved && m.spread_jobs().is_some() {
+            // Over several PEs, one operation whose images (one per group) are dealt
+            // whole to the PEs: the same set as group by group, without cutting every
+            // image into sub-calls that cross PEs.
+            let rels: Vec<(Bdd, Bdd)> = model.groups.iter().map(|g| (g.relation, g.vars)).collect();
+            let seen = run.visited.get();
+            m.run(&[v, seen], |c| {
+                let succ = c.rel_image_union(v, &rels, false);
+                c.diff(succ, seen)
+            })?
+        } else if strategy == Strategy::Par {
             let groups = &model.groups;
             let seen = run.visited.get();
             m.run(&[v, seen], |c| {
