@@ -98,7 +98,9 @@ pub(crate) fn try_zeroed<T: Zeroable>(n: usize) -> Result<Zeroed<T>, ReserveErro
         });
     }
     let ptr = map_zeroed(bytes).map_err(|source| ReserveError { bytes, source })?;
-    advise_huge_pages(ptr.as_ptr(), bytes);
+    // The tables are read at random: 4 KiB pages would cost a TLB miss on most accesses
+    // and a page fault per 4 KiB touched.
+    rhizome::hint::advise_huge_pages(ptr.as_ptr(), bytes);
     Ok(Zeroed {
         ptr: ptr.cast(),
         len: n,
@@ -146,27 +148,6 @@ fn map_zeroed(bytes: usize) -> std::io::Result<NonNull<u8>> {
     // SAFETY: the layout has non-zero size (checked by the caller).
     NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
         .ok_or_else(|| std::io::Error::other("out of memory"))
-}
-
-/// Asks Linux to back a large table with transparent huge pages (where the system enables
-/// them on request, the common `madvise` setting). The tables are read at random, so 4 KiB
-/// pages cost a TLB miss on most accesses and a page fault per 4 KiB touched; 2 MiB pages
-/// cut both. The advice is only a hint: if it fails, the table works as before.
-fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    const HUGE: usize = 2 << 20;
-    if len < 2 * HUGE || !cfg!(target_os = "linux") {
-        return;
-    }
-    let start = (ptr as usize).next_multiple_of(4096);
-    let end = (ptr as usize + len) & !4095;
-    #[cfg(target_os = "linux")]
-    // SAFETY: `start..end` lies inside the mapping just made (page-aligned inward), and
-    // MADV_HUGEPAGE changes only how the kernel backs those pages, not their contents.
-    unsafe {
-        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (start, end);
 }
 
 #[cfg(test)]

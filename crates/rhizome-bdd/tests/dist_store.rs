@@ -27,7 +27,8 @@ enum Cache {
     PerPe,
     /// Shared by the PEs, reached directly (the local transport's memory).
     Shared,
-    /// Shared by the PEs, reached by one-sided gets and puts (checked entries).
+    /// Shared by the PEs, reached by one-sided gets and puts (checked entries), and the
+    /// node store's partitions reached one-sided too (through the node cache).
     OneSided,
 }
 
@@ -36,7 +37,8 @@ type Dist = Manager<DistNodeStore, DistOpCache>;
 /// A manager on PE `ctx`'s pool over a distributed table of `slots` per PE, its cache
 /// sized from the PE's share (collective: every PE must call it).
 fn dist_manager(ctx: &Ctx, (initial, max): Slots, cache: Cache) -> Dist {
-    let store = DistNodeStore::growing(ctx, initial, max, ctx.workers());
+    let one_sided = matches!(cache, Cache::OneSided);
+    let store = DistNodeStore::growing_with(ctx, initial, max, ctx.workers(), one_sided);
     let (entries, cap) = (store.slots_per_pe(), store.capacity_per_pe());
     let cache = match cache {
         Cache::PerPe => DistOpCache::per_pe(SharedOpCache::new(entries, cap)),
@@ -284,30 +286,30 @@ fn an_operation_larger_than_all_partitions_is_out_of_nodes() {
     assert_eq!(capacity, 2 << 10);
 }
 
-#[test]
-fn concurrent_inserts_of_the_same_nodes_get_one_index_each() {
-    // The store is shared by a PE's threads: its one-sided accesses go through `Memory`,
-    // which must be shareable as well.
-    fn sync<T: Sync>() {}
-    sync::<rhizome::Memory>();
-    const THREADS: usize = 4;
+/// `threads` threads on each PE of `inserting` (of 2 PEs) insert the same nodes, each
+/// thread from a different start, so that they race for the same buckets in both
+/// partitions; the PEs for which `one_sided` holds reach the partitions one-sided, the
+/// others in place. Checks that every node got one index, the same on every thread.
+fn concurrent_inserts(inserting: &[usize], one_sided: fn(usize) -> bool) {
+    const THREADS: usize = 3;
     const NODES: u32 = 3000;
-    World::builder()
+    let seen = World::builder()
         .pes(2)
         .workers(1)
         .run(|ctx| {
-            let store = DistNodeStore::new(ctx, 1 << 13, THREADS);
-            if ctx.my_pe() == 0 {
-                // Every thread inserts the same nodes, each from a different start, so
-                // that they race for the same buckets in both partitions.
-                let seen: Vec<Vec<u64>> = std::thread::scope(|s| {
+            let me = ctx.my_pe();
+            let store = DistNodeStore::growing_with(ctx, 1 << 13, 1 << 13, THREADS, one_sided(me));
+            ctx.barrier();
+            let mut seen: Vec<Vec<u64>> = Vec::new();
+            if inserting.contains(&me) {
+                seen = std::thread::scope(|s| {
                     let handles: Vec<_> = (0..THREADS)
                         .map(|slot| {
                             let store = &store;
                             s.spawn(move || {
                                 let mut got = vec![0; NODES as usize];
                                 for k in 0..NODES {
-                                    let v = (k + slot as u32 * 751) % NODES;
+                                    let v = (k + (slot + THREADS * me) as u32 * 751) % NODES;
                                     got[v as usize] = store
                                         .find_or_put(slot, v, Bdd::FALSE, Bdd::TRUE)
                                         .expect("room for the nodes");
@@ -318,11 +320,6 @@ fn concurrent_inserts_of_the_same_nodes_get_one_index_each() {
                         .collect();
                     handles.into_iter().map(|h| h.join().unwrap()).collect()
                 });
-                for other in &seen[1..] {
-                    assert_eq!(other, &seen[0], "a node got two indices");
-                }
-                let distinct: std::collections::HashSet<_> = seen[0].iter().collect();
-                assert_eq!(distinct.len(), NODES as usize);
                 for (v, &i) in seen[0].iter().enumerate() {
                     assert_eq!(store.node(i), (v as u32, Bdd::FALSE, Bdd::TRUE));
                 }
@@ -332,9 +329,34 @@ fn concurrent_inserts_of_the_same_nodes_get_one_index_each() {
                     .collect();
                 assert_eq!(homes.len(), 2, "the nodes live on both PEs");
             }
+            // Keep the partitions until every PE is done with them.
             ctx.barrier();
+            seen
         })
         .expect("the world runs");
+    let all: Vec<&Vec<u64>> = seen.iter().flatten().collect();
+    assert_eq!(all.len(), THREADS * inserting.len());
+    for other in &all[1..] {
+        assert_eq!(*other, all[0], "a node got two indices");
+    }
+    let distinct: std::collections::HashSet<_> = all[0].iter().collect();
+    assert_eq!(distinct.len(), NODES as usize);
+}
+
+#[test]
+fn concurrent_inserts_of_the_same_nodes_get_one_index_each() {
+    // The store is shared by a PE's threads: its one-sided accesses go through `Memory`,
+    // which must be shareable as well.
+    fn sync<T: Sync>() {}
+    sync::<rhizome::Memory>();
+    concurrent_inserts(&[0], |_| false);
+    concurrent_inserts(&[0], |_| true);
+}
+
+#[test]
+fn pes_reaching_the_partitions_in_place_and_one_sided_agree_on_every_index() {
+    // PE 0 probes in place while PE 1 probes the same buckets one-sided, both inserting.
+    concurrent_inserts(&[0, 1], |pe| pe == 1);
 }
 
 /// The union of the images of `set` (state bits at the even variables) under every

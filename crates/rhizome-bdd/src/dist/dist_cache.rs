@@ -11,12 +11,11 @@
 //! others when they catch up with a collection (the generation of `dist::spread`); the
 //! shared one is collected once, by the driving PE, and the others take its new size.
 
+use super::lookup_count::LookupCount;
 use super::memo::GlobalMemo;
 use crate::edge::Bdd;
 use crate::op_cache::{CacheStats, OpCache, SharedOpCache};
-use crossbeam_utils::CachePadded;
 use rhizome::Ctx;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The local cache in front of a shared one has this share of a shared partition's
 /// entries: big enough for the hot results of the running operations, small beside
@@ -45,9 +44,7 @@ pub struct DistOpCache {
     local: SharedOpCache,
     /// The shared cache, and the PEs it is spread over.
     shared: Option<(GlobalMemo, usize)>,
-    lookups: CachePadded<AtomicU64>,
-    local_hits: CachePadded<AtomicU64>,
-    shared_hits: CachePadded<AtomicU64>,
+    counts: LookupCount,
 }
 
 impl DistOpCache {
@@ -79,9 +76,7 @@ impl DistOpCache {
         DistOpCache {
             local,
             shared,
-            lookups: CachePadded::new(AtomicU64::new(0)),
-            local_hits: CachePadded::new(AtomicU64::new(0)),
-            shared_hits: CachePadded::new(AtomicU64::new(0)),
+            counts: LookupCount::new(),
         }
     }
 
@@ -114,14 +109,34 @@ impl DistOpCache {
             s.catch_up();
         }
     }
+
+    /// A lookup that missed the local cache, in the shared one (if any). Out of line:
+    /// the per-PE cache's lookups (the default) stay as small as the shared-memory
+    /// cache's, inlined into the operations.
+    #[inline(never)]
+    fn get_shared(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
+        let r = self.shared.as_ref()?.0.get(k0, k1, k2)?;
+        self.counts.add(LookupCount::SHARED_HITS);
+        self.local.put(k0, k1, k2, r);
+        Some(r)
+    }
+
+    /// A store into the shared cache (if any), out of line as [`get_shared`](Self::get_shared).
+    #[inline(never)]
+    fn put_shared(&self, k0: u64, k1: u64, k2: u64, result: Bdd) {
+        if let Some((s, _)) = &self.shared {
+            s.put(k0, k1, k2, result);
+        }
+    }
 }
 
 impl OpCache for DistOpCache {
     fn stats(&self) -> Option<CacheStats> {
+        let [lookups, local_hits, shared_hits] = self.counts.sums();
         Some(CacheStats {
-            lookups: self.lookups.load(Ordering::Relaxed),
-            local_hits: self.local_hits.load(Ordering::Relaxed),
-            shared_hits: self.shared_hits.load(Ordering::Relaxed),
+            lookups,
+            local_hits,
+            shared_hits,
         })
     }
 
@@ -137,22 +152,22 @@ impl OpCache for DistOpCache {
 
     #[inline]
     fn get(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
-        self.lookups.fetch_add(1, Ordering::Relaxed);
+        let counts = self.counts.shard();
+        LookupCount::bump(counts, LookupCount::LOOKUPS);
         if let Some(r) = self.local.get(k0, k1, k2) {
-            self.local_hits.fetch_add(1, Ordering::Relaxed);
+            LookupCount::bump(counts, LookupCount::LOCAL_HITS);
             return Some(r);
         }
-        let r = self.shared.as_ref()?.0.get(k0, k1, k2)?;
-        self.shared_hits.fetch_add(1, Ordering::Relaxed);
-        self.local.put(k0, k1, k2, r);
-        Some(r)
+        // Per PE only, a miss ends here, without a call.
+        self.shared.as_ref()?;
+        self.get_shared(k0, k1, k2)
     }
 
     #[inline]
     fn put(&self, k0: u64, k1: u64, k2: u64, result: Bdd) {
         self.local.put(k0, k1, k2, result);
-        if let Some((s, _)) = &self.shared {
-            s.put(k0, k1, k2, result);
+        if self.shared.is_some() {
+            self.put_shared(k0, k1, k2, result);
         }
     }
 }

@@ -45,6 +45,8 @@
 mod collect;
 mod deal;
 mod dist_cache;
+mod in_place;
+mod lookup_count;
 mod memo;
 mod node_cache;
 mod spread;
@@ -56,6 +58,7 @@ pub(crate) use spread::SubOp;
 use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
 use crate::node_table::{self, CollectPlan, NodeStore, encode, hash};
 use crossbeam_utils::CachePadded;
+use in_place::InPlace;
 use node_cache::NodeCache;
 use rhizome::{Ctx, GlobalArray, Memory};
 use std::cell::UnsafeCell;
@@ -142,6 +145,8 @@ pub struct DistNodeStore {
     /// Slots reserved in each partition (a power of two): a node's index is
     /// `pe * cap + slot`.
     cap: usize,
+    /// `cap` is `1 << cap_shift`.
+    cap_shift: u32,
     /// Slots of each partition in use now (a power of two, at most `cap`): the buckets a
     /// probe covers and the slots handed out. Changed only by a collection (`&mut self`)
     /// or while the PE catches up with one (`forget_local`, with the store to itself).
@@ -154,6 +159,8 @@ pub struct DistNodeStore {
     cursors: Box<[CursorSet]>,
     outside: Mutex<()>,
     full: AtomicBool,
+    /// The partitions this process reaches in place; the node cache serves the others.
+    in_place: InPlace,
     nodes: NodeCache,
     /// Allocation marks handed out since the last collection: each PE's next region.
     marks: Mutex<Vec<Vec<u64>>>,
@@ -185,6 +192,19 @@ impl DistNodeStore {
         max_per_pe: usize,
         threads: usize,
     ) -> DistNodeStore {
+        DistNodeStore::growing_with(ctx, initial_per_pe, max_per_pe, threads, false)
+    }
+
+    /// [`growing`](Self::growing), with `one_sided` forcing every partition to be reached
+    /// by one-sided gets and compare-and-swaps (through the node cache) even where the
+    /// transport maps it into this process: for tests of that path. PEs may differ in it.
+    pub fn growing_with(
+        ctx: &Ctx,
+        initial_per_pe: usize,
+        max_per_pe: usize,
+        threads: usize,
+        one_sided: bool,
+    ) -> DistNodeStore {
         let cap = max_per_pe.max(MIN_SLOTS).next_power_of_two();
         let slots = initial_per_pe.max(MIN_SLOTS).next_power_of_two().min(cap);
         let pes = ctx.num_pes();
@@ -192,13 +212,21 @@ impl DistNodeStore {
             ((pes * cap) as u64) < INDEX_MASK,
             "{pes} partitions of {cap} slots exceed the 40-bit node index"
         );
+        let (data, buckets) = (ctx.alloc(2 * cap), ctx.alloc(cap));
+        let in_place = InPlace::new(ctx.memory(), pes, data, buckets, !one_sided);
+        // Reaching every partition in place, the PE reads no node through the cache.
+        let cache_entries = match in_place.all() {
+            true => 1,
+            false => (slots / CACHE_SHARE).clamp(MIN_CACHE, MAX_CACHE),
+        };
         let store = DistNodeStore {
             mem: ctx.memory().clone(),
             pes,
             cap,
+            cap_shift: cap.trailing_zeros(),
             slots: AtomicUsize::new(slots),
-            data: ctx.alloc(2 * cap),
-            buckets: ctx.alloc(cap),
+            data,
+            buckets,
             used: ctx.alloc(cap / 64),
             header: ctx.alloc(HEADER_WORDS),
             cursors: (0..=threads)
@@ -206,7 +234,8 @@ impl DistNodeStore {
                 .collect(),
             outside: Mutex::new(()),
             full: AtomicBool::new(false),
-            nodes: NodeCache::new((slots / CACHE_SHARE).clamp(MIN_CACHE, MAX_CACHE)),
+            in_place,
+            nodes: NodeCache::new(cache_entries),
             marks: Mutex::new(Vec::new()),
             live: vec![vec![0; slots / 64]; pes],
         };
@@ -235,7 +264,7 @@ impl DistNodeStore {
     #[inline]
     fn place(&self, index: u64) -> (usize, usize) {
         let i = index as usize;
-        (i / self.cap, i % self.cap)
+        (i >> self.cap_shift, i & (self.cap - 1))
     }
 
     /// The home partition of a node with hash `h`, and the bucket its probe starts at:
@@ -243,18 +272,29 @@ impl DistNodeStore {
     #[inline]
     fn home(&self, h: u64) -> (usize, usize) {
         let slots = self.slots_per_pe();
-        let total = (self.pes * slots) as u128;
-        let global = (((h & INDEX_MASK) as u128 * total) >> 40) as usize;
-        (global / slots, global % slots)
+        let total = (self.pes * slots) as u64;
+        // Both below 2^40 (the index limit), so the product fits in 128 bits; `slots` is
+        // a power of two, so a shift and a mask split the global bucket.
+        let global = (((h & INDEX_MASK) as u128 * total as u128) >> 40) as usize;
+        (global >> slots.trailing_zeros(), global & (slots - 1))
     }
 
     /// The two words of node `index`.
     #[inline]
     fn words(&self, index: u64) -> (u64, u64) {
+        let (pe, slot) = self.place(index);
+        if let Some(d) = self.in_place.data(pe) {
+            // Relaxed, as in the shared-memory table: whoever handed out the index saw
+            // the node's words published (the bucket's release, or a synchronising
+            // message or cache entry after it).
+            return (
+                d[2 * slot].load(Ordering::Relaxed),
+                d[2 * slot + 1].load(Ordering::Relaxed),
+            );
+        }
         if let Some(w) = self.nodes.get(index) {
             return w;
         }
-        let (pe, slot) = self.place(index);
         let mut w = [0u64; 2];
         self.mem.get_into(self.data.ptr(pe, 2 * slot), &mut w);
         self.nodes.put(index, w[0], w[1]);
@@ -292,6 +332,16 @@ impl DistNodeStore {
             }
             cursor.at.free = !cursor.region[cursor.at.word % REGION_WORDS];
         }
+    }
+
+    /// [`alloc`](Self::alloc), marking the store full when the partition is.
+    #[inline]
+    fn alloc_or_full(&self, pe: usize, cursor: &mut Cursor) -> Option<u64> {
+        let slot = self.alloc(pe, cursor);
+        if slot.is_none() {
+            self.full.store(true, Ordering::Relaxed);
+        }
+        slot
     }
 
     /// Keeps slot `mine` (if any), written but not published, for the cursor's next
@@ -348,6 +398,9 @@ impl NodeStore for DistNodeStore {
         // SAFETY: the caller owns `slot` (trait contract), so no other thread touches this
         // cursor set while we hold the reference; it is not kept past this call.
         let cursor = unsafe { &mut (*self.cursors[slot].get())[pe] };
+        if let (Some(data), Some(buckets)) = (self.in_place.data(pe), self.in_place.buckets(pe)) {
+            return self.find_or_put_in_place((data, buckets), cursor, pe, start, (w0, w1), tag);
+        }
         let mask = self.slots_per_pe() - 1;
         let mut base = start & !(CHUNK - 1);
         let mut first = start - base;
@@ -360,13 +413,7 @@ impl NodeStore for DistNodeStore {
                 loop {
                     if v == 0 {
                         if mine == 0 {
-                            match self.alloc(pe, cursor) {
-                                Some(g) => mine = g,
-                                None => {
-                                    self.full.store(true, Ordering::Relaxed);
-                                    return None;
-                                }
-                            }
+                            mine = self.alloc_or_full(pe, cursor)?;
                             // Complete before the claim below: whoever finds the bucket
                             // reads the node with a get started after it.
                             let at = 2 * self.place(mine).1;

@@ -16,7 +16,8 @@ pub(super) struct Segment {
 
 /// `words` zero words, allocated zeroed: the allocator maps a large block from the
 /// system, which commits its pages only as they are first touched, so a segment reserved
-/// for its largest use costs the memory its PE touches (as the MPI windows do).
+/// for its largest use costs the memory its PE touches (as the MPI windows do). A large
+/// block is backed by transparent huge pages where the system grants them on request.
 fn zeroed_words(words: usize) -> Box<[AtomicU64]> {
     if words == 0 {
         return Box::new([]);
@@ -30,6 +31,9 @@ fn zeroed_words(words: usize) -> Box<[AtomicU64]> {
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
+        // Data structures in global memory (a hash table's partitions, a BDD store's
+        // buckets) are read at random: on 4 KiB pages nearly every access misses the TLB.
+        crate::hint::advise_huge_pages(ptr.cast(), layout.size());
         Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, words))
     }
 }
