@@ -1,8 +1,8 @@
 //! The fork-join pool: results, panics, nesting, and stress with many tiny joins.
 
-use rhizome::pool::{Pool, Worker};
+use rhizome::pool::{Forked, Pool, Worker};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 fn fib(w: &Worker, n: u64) -> u64 {
     if n < 2 {
@@ -200,5 +200,116 @@ fn the_forked_closure_is_dropped_exactly_once_however_the_join_ends() {
                 assert_eq!(drops.load(Ordering::Relaxed), 40, "workers {workers}");
             }
         }
+    }
+}
+
+/// `fib` with `fork`, the second half run as the next turn of a loop when it comes back,
+/// as the fib kernel does; counts the halves that came back and that were stolen.
+fn fib_loop(w: &Worker, mut n: u64, back: &AtomicU64, stolen: &AtomicU64) -> u64 {
+    let mut sum = 0;
+    while n >= 2 {
+        let (a, b) = w.fork(
+            move |w| fib_loop(w, n - 2, back, stolen),
+            move |w| fib_loop(w, n - 1, back, stolen),
+        );
+        sum += a;
+        match b {
+            Forked::Back(_) => {
+                back.fetch_add(1, Ordering::Relaxed);
+                n -= 1;
+            }
+            Forked::Stolen(b) => {
+                stolen.fetch_add(1, Ordering::Relaxed);
+                return sum + b;
+            }
+        }
+    }
+    sum + n
+}
+
+#[test]
+fn a_loop_of_forks_is_right_and_forks_once_per_internal_node() {
+    for workers in 1..=4 {
+        let pool = Pool::new(workers);
+        for _ in 0..3 {
+            let (back, stolen) = (AtomicU64::new(0), AtomicU64::new(0));
+            assert_eq!(pool.run(|w| fib_loop(w, 25, &back, &stolen)), 75025);
+            let (back, stolen) = (back.into_inner(), stolen.into_inner());
+            // fib(25) has fib(26) - 1 internal nodes, one fork each.
+            assert_eq!(back + stolen, 121_392, "workers {workers}");
+            if workers == 1 {
+                assert_eq!(stolen, 0, "nothing is stolen without thieves");
+            }
+        }
+    }
+}
+
+#[test]
+fn fork_gives_a_stolen_halfs_result_and_its_panic() {
+    let pool = Pool::new(2);
+    for fail in [false, true] {
+        let started = AtomicBool::new(false);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.run(|w| {
+                // The first half waits until a thief has started the second, so the
+                // second cannot come back unrun.
+                w.fork(
+                    |_| {
+                        while !started.load(Ordering::Acquire) {
+                            std::thread::yield_now();
+                        }
+                        1u64
+                    },
+                    |w| {
+                        started.store(true, Ordering::Release);
+                        if fail {
+                            panic!("stolen half fails");
+                        }
+                        fib(w, 20)
+                    },
+                )
+            })
+        }));
+        match r {
+            Ok((a, Forked::Stolen(b))) => assert!(!fail && a == 1 && b == 6765),
+            Ok((_, Forked::Back(_))) => panic!("a half that a thief started came back"),
+            Err(p) => {
+                assert!(fail);
+                assert_eq!(*p.downcast::<&str>().unwrap(), "stolen half fails");
+            }
+        }
+    }
+    assert_eq!(
+        pool.run(|w| fib(w, 20)),
+        6765,
+        "pool unusable after a panic"
+    );
+}
+
+#[test]
+fn forks_past_a_full_deque_give_the_half_back_and_the_deque_recovers() {
+    // Deeper than the 65,536 slots of a deque: the forks below run their first half
+    // alone and hand the second back.
+    fn chain(w: &Worker, d: u32) -> u32 {
+        if d == 0 {
+            return 0;
+        }
+        match w.fork(|w| chain(w, d - 1), |_| 1) {
+            (a, Forked::Back(b)) => a + b(w),
+            (a, Forked::Stolen(b)) => a + b,
+        }
+    }
+    for workers in [1, 2] {
+        let pool = Pool::new(workers);
+        let r = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || {
+                let deep = pool.run(|w| chain(w, 70_000));
+                (deep, pool.run(|w| fib(w, 20)))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(r, (70_000, 6765), "workers {workers}");
     }
 }

@@ -382,6 +382,25 @@ impl Owner {
         false
     }
 
+    /// Stores `pushed` as `head` again, where the slow paths of a pop (and the wait for
+    /// its thief) have already left it: a store the compiler can see, so that after a
+    /// `fork`, on every path, it knows `head` without reading it back from memory. A loop
+    /// of forks then keeps `head` in a register instead of reloading the value the
+    /// previous pop has just stored (a store-forwarding stall on every turn).
+    #[inline]
+    pub(super) fn restore_head(&self, pushed: Pushed) {
+        debug_assert_eq!(self.head.get(), pushed.0);
+        self.head.set(pushed.0);
+    }
+
+    /// As [`restore_head`](Owner::restore_head) after a push that found the deque full:
+    /// `head` is at the end again.
+    #[inline]
+    pub(super) fn restore_head_at_end(&self) {
+        debug_assert_eq!(self.head.get(), self.end);
+        self.head.set(self.end);
+    }
+
     /// The slow half of [`pop_or_reclaim`](Owner::pop_or_reclaim), once nothing is above
     /// the slot any more: pulls the split back below it, or finds it stolen.
     pub(super) fn pop_shared(&self, pushed: Pushed) -> bool {

@@ -1,8 +1,10 @@
 //! Fork-join parallelism inside one PE: a work-stealing pool as cheap as Lace.
 //!
 //! [`Worker::join`] pushes its second closure on the worker's own deque, runs the first,
-//! and pops the second back to run it inline unless a thief took it meanwhile. In the
-//! common case this touches no shared memory at all (see the split deque in `deque.rs`).
+//! and pops the second back to run it inline unless a thief took it meanwhile;
+//! [`Worker::fork`] hands the popped closure back instead, for a caller that runs it as
+//! the next turn of a loop (`join.rs`). In the common case this touches no shared memory
+//! at all (see the split deque in `deque.rs`).
 //! An idle worker steals the oldest task of a random victim; an owner whose task was
 //! stolen steals back from the thief while it waits (leapfrogging), so no thread blocks
 //! while there is work.
@@ -31,15 +33,16 @@
 mod deque;
 mod idle;
 mod job;
+mod join;
 
 pub(crate) use deque::Take;
 pub(crate) use idle::set_helper;
 pub(crate) use job::JobRef;
+pub use join::Forked;
 
 use crate::backoff::Backoff;
 use crate::rng::XorShift64;
 use deque::{COMPLETED, Deque, Owner, Pushed, RETURNED, THIEF_BASE};
-use job::StackJob;
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -175,46 +178,6 @@ impl Pool {
     }
 }
 
-/// Unwinding out of `join`'s first closure: takes the forked task back, or waits until
-/// its thief has finished with it, so that nothing refers to the unwinding frame.
-struct ReclaimOnUnwind<'a, F: FnOnce(&Worker) -> R, R> {
-    worker: &'a Worker,
-    job: &'a StackJob<F, R>,
-    /// The slot the job was pushed to.
-    slot: Pushed,
-}
-
-impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
-    // Inlined so that the guard's two fields stay in the registers they are in anyway:
-    // a guard that `drop` takes by reference would be stored to the frame on every join.
-    #[inline]
-    fn drop(&mut self) {
-        reclaim_on_unwind(self.worker, self.job, self.slot);
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
-    worker: &Worker,
-    job: &StackJob<F, R>,
-    slot: Pushed,
-) {
-    // A task that was not stolen is dropped unrun; a stolen one's result (or panic) is
-    // dropped here: the first panic is the one that propagates. Jobs the unwinding frame
-    // spawned above it still run (their futures may be awaited elsewhere).
-    if worker.owner.pop_private(slot) || worker.pop_shared(slot) {
-        // SAFETY: popped back, so no thief has it; its closure is used nowhere else.
-        unsafe { job.drop_fn() };
-    } else if worker.wait_for_thief() {
-        // SAFETY: returned unrun by the thief that won it; its closure is used nowhere else.
-        unsafe { job.drop_fn() };
-    } else {
-        // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
-        drop(unsafe { job.take_result() });
-    }
-}
-
 /// How a worker waits for work: spins first (work usually appears within microseconds),
 /// then yields the core: when the machine has more runnable threads than cores, the thread
 /// we wait for may be the one that needs it.
@@ -256,44 +219,6 @@ impl Worker {
     /// Number of workers of the pool.
     pub fn workers(&self) -> usize {
         self.shared.deques.len()
-    }
-
-    /// Runs `a` and `b`, possibly in parallel, and returns both results. A panic in
-    /// either propagates after both have finished (nothing borrowed outlives them).
-    #[inline]
-    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&Worker) -> RA + Send,
-        B: FnOnce(&Worker) -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        let job_b = StackJob::new(b);
-        let Some(slot) = self.owner.push(job_b.as_job_ref()) else {
-            // SAFETY: the job was never pushed, so this is the only use of its closure.
-            return self.join_unforked(a, unsafe { job_b.take_fn() });
-        };
-        // If `a` panics, `job_b` (on this stack frame) must be reclaimed or waited for
-        // before the frame unwinds; the guard does that without a `catch_unwind` on the
-        // hot path.
-        let guard = ReclaimOnUnwind {
-            worker: self,
-            job: &job_b,
-            slot,
-        };
-        let ra = a(self);
-        std::mem::forget(guard);
-        if self.owner.pop_private(slot) || self.pop_shared(slot) || self.wait_for_thief() {
-            // SAFETY: popped back (or returned unrun by the thief that won it), so no
-            // thief runs it; its closure is used once, here.
-            (ra, unsafe { job_b.take_fn() }(self))
-        } else {
-            // SAFETY: `wait_for_thief` saw the completion flag; the result is read once.
-            match unsafe { job_b.take_result() } {
-                Ok(rb) => (ra, rb),
-                Err(p) => resume_unwind(p),
-            }
-        }
     }
 
     /// The slow path of a join's pop: its slot is shared, or jobs of the layer above were
@@ -364,20 +289,6 @@ impl Worker {
     /// Jobs and halves that thieves could take from the workers of this pool now.
     pub(crate) fn shared_estimate(&self) -> usize {
         self.shared.deques.iter().map(|d| d.shared_len()).sum()
-    }
-
-    /// Runs both halves of a join in turn: the deque is full, so there is no more
-    /// parallelism at this depth. Out of line so that `join` does not keep registers for
-    /// it (every register `join` keeps is saved and restored on every call).
-    #[cold]
-    #[inline(never)]
-    fn join_unforked<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&Worker) -> RA,
-        B: FnOnce(&Worker) -> RB,
-    {
-        let ra = a(self);
-        (ra, b(self))
     }
 
     /// Waits for the thief of the most recent task, stealing meanwhile: back from the thief
