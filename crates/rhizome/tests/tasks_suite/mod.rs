@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod fork_join;
+pub mod sendable;
 
 /// A named test body.
 pub type Test = (&'static str, fn(&Ctx));
@@ -50,6 +51,10 @@ pub const TESTS: &[Test] = &[
     (
         "join_and_futures_mixed_in_one_job",
         fork_join::join_and_futures_mixed_in_one_job,
+    ),
+    (
+        "sendable_halves_reach_every_pe",
+        sendable::sendable_halves_reach_every_pe,
     ),
 ];
 
