@@ -260,25 +260,8 @@ impl<S: NodeStore, C: crate::OpCache> OpCtx<'_, S, C> {
             depth,
         });
         let (ra, rb) = self.w.join_sendable(
-            move |w| {
-                a(&OpCtx {
-                    store,
-                    cache,
-                    w,
-                    depth,
-                    dist,
-                })
-            },
-            move |w| {
-                b(&OpCtx {
-                    store,
-                    cache,
-                    w,
-                    depth,
-                    dist,
-                })
-                .0
-            },
+            move |w| a(&on_worker(store, cache, w, depth, dist)),
+            move |w| b(&on_worker(store, cache, w, depth, dist)).0,
             desc(home),
         );
         if rb == Bdd::INVALID.0 {
@@ -335,29 +318,30 @@ impl<S: NodeStore, C: crate::OpCache> OpCtx<'_, S, C> {
         let ((), r) = self.w.join_sendable(
             // The earlier sub-calls, one level deeper in the chain of forks but at the
             // same depth of the operation's recursion.
-            move |w| {
-                let here = OpCtx {
-                    store,
-                    cache,
-                    w,
-                    depth: depth - 1,
-                    dist,
-                };
-                here.fork_sendable(d, rest, first)
-            },
-            move |w| {
-                let here = OpCtx {
-                    store,
-                    cache,
-                    w,
-                    depth,
-                    dist,
-                };
-                last.apply(&here).0
-            },
+            move |w| on_worker(store, cache, w, depth - 1, dist).fork_sendable(d, rest, first),
+            move |w| last.apply(&on_worker(store, cache, w, depth, dist)).0,
             OpJob(last, stamp),
         );
         tail[0] = Bdd(r);
+    }
+}
+
+/// The context of a fork's half on worker `w`: the operation's store, cache and
+/// distribution at recursion depth `depth`.
+#[inline]
+fn on_worker<'b, S: NodeStore, C: crate::OpCache>(
+    store: &'b S,
+    cache: &'b C,
+    w: &'b rhizome::pool::Worker,
+    depth: u32,
+    dist: Option<&'b Distribution>,
+) -> OpCtx<'b, S, C> {
+    OpCtx {
+        store,
+        cache,
+        w,
+        depth,
+        dist,
     }
 }
 
