@@ -35,7 +35,7 @@ mod roots;
 mod sync;
 mod zeroed;
 
-pub use dist::{DistNodeStore, DistOpCache, Distribution};
+pub use dist::{DistNodeStore, DistOpCache, Distribution, OpHome};
 pub use edge::{Bdd, COMPLEMENT, INDEX_MASK};
 pub use manager::{BddError, Config, Manager, Stats};
 pub use node_table::{CollectPlan, NodeStore, SharedNodeTable};

@@ -49,7 +49,8 @@ const WITH_DEADLOCKS: ReachOptions = ReachOptions {
 
 /// Explores every `(file, strategy)` of `jobs` on `pes` PEs of one worker, one after the
 /// other in one distributed table of `slots` slots per PE (collected between files), the
-/// operations spread over the PEs (forks less than 6 deep stolen across PEs).
+/// operations spread over the PEs (every fork of an operation, and every branch of a
+/// saturation, a sendable half that another PE may take).
 fn explore_on(
     pes: usize,
     slots: usize,
@@ -66,7 +67,8 @@ fn explore_on(
             let pool = Arc::clone(ctx.pool());
             let mut m = Manager::from_parts_on_pool(store, cache, Config::default(), pool);
             let tasks = Tasks::new(ctx);
-            m.spread_over(ctx, &tasks, 6);
+            rhizome_mc::reach::register_jobs(&tasks);
+            m.spread_over(ctx, &tasks, u32::MAX);
             let mut answers = Vec::new();
             if ctx.my_pe() == 0 {
                 tasks.run(ctx, |_| {

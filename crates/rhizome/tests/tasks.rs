@@ -45,12 +45,13 @@ suite_tests!(
     a_future_outlives_its_run,
     fork_join_in_jobs_reaches_every_worker,
     join_and_futures_mixed_in_one_job,
+    sendable_halves_reach_every_pe,
 );
 
 #[test]
 fn every_suite_test_has_a_cargo_test() {
     // Keeps the macro list above and tasks_suite::TESTS in step.
-    assert_eq!(tasks_suite::TESTS.len(), 12);
+    assert_eq!(tasks_suite::TESTS.len(), 13);
 }
 
 /// The fork-join bodies again with 4 workers per PE (more thieves than cores here).

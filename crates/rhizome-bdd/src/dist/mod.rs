@@ -52,8 +52,8 @@ mod node_cache;
 mod spread;
 
 pub use dist_cache::DistOpCache;
-pub use spread::Distribution;
 pub(crate) use spread::SubOp;
+pub use spread::{Distribution, OpHome};
 
 use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
 use crate::node_table::{self, CollectPlan, NodeStore, encode, hash};

@@ -29,7 +29,7 @@ use crate::manager::Manager;
 use crate::node_table::NodeStore;
 use crate::ops::OpCtx;
 use rhizome::Ctx;
-use rhizome::tasks::{Future, Job, TaskCtx, Tasks};
+use rhizome::tasks::{Job, TaskCtx, Tasks};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -205,13 +205,37 @@ pub(super) struct Stamp {
 
 /// A sub-call of a spread operation, stolen (or run) as a job; its output is the result
 /// edge.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Copy, Serialize, Deserialize)]
 struct OpJob(SubOp, Stamp);
 
 impl Job for OpJob {
     type Output = u64;
     fn run(self, t: &TaskCtx) -> u64 {
         let OpJob(op, stamp) = self;
+        OpHome(stamp).run(t, |c| op.apply(c))
+    }
+}
+
+/// Where a sendable part of a spread operation belongs ([`OpCtx::join_sendable`]): its set
+/// of managers, the table's generation and the depth in the recursion. Part of the
+/// description of the part, so that the PE that takes it runs it on its own manager of
+/// the same set ([`OpHome::run`]).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+pub struct OpHome(Stamp);
+
+impl OpHome {
+    /// Runs `f` in an operation context on this PE's manager of the set the part came
+    /// from (in [`Job::run`] of the part's description, on the PE that took it), and
+    /// returns its result as a raw edge ([`Bdd::raw`]), the output of the description.
+    /// If this PE's view of the table filled up meanwhile ([`OpCtx::aborted`]), whatever
+    /// `f` returned is replaced by a mark that fails the waiting operation, which
+    /// [`Manager::run`] then collects and runs again.
+    pub fn run(
+        self,
+        t: &TaskCtx,
+        f: impl FnOnce(&OpCtx<'_, DistNodeStore, DistOpCache>) -> Bdd,
+    ) -> u64 {
+        let OpHome(stamp) = self;
         let d = lookup(stamp.session, t.my_pe())
             .expect("rhizome: a BDD job reached a PE whose manager is gone");
         let (store, cache) = d.bound();
@@ -224,56 +248,121 @@ impl Job for OpJob {
             depth: stamp.depth,
             dist: Some(&d),
         };
-        op.apply(&c).0
+        let r = f(&c);
+        if c.aborted() { Bdd::INVALID.0 } else { r.0 }
     }
 }
 
 impl<S: NodeStore, C: crate::OpCache> OpCtx<'_, S, C> {
-    /// The sub-calls `ops` as jobs that other PEs may steal (the first run here), when
-    /// the operation is spread and this fork is above the cutoff; `None` otherwise (then
-    /// the caller forks on the pool).
+    /// Runs `a` and `b`, possibly in parallel, like [`join`](OpCtx::join); when the
+    /// operation is spread over PEs ([`Manager::spread_over`]), `b` may also run on
+    /// another PE: `desc(home)` describes it as a job whose [`run`](Job::run) computes
+    /// what `b` does through [`OpHome::run`]. Here `b` runs, and nothing is encoded
+    /// unless another PE takes the half. The description's type must be registered on
+    /// every PE; `b` must wait only for work it starts itself. A result of
+    /// [`Bdd::INVALID`] from the other PE (its view of the table filled up) fails this
+    /// operation too, so that [`Manager::run`] collects and runs it again.
+    #[inline]
+    pub fn join_sendable<RA: Send, D: Job<Output = u64> + Sync>(
+        &self,
+        a: impl FnOnce(&OpCtx<'_, S, C>) -> RA + Send,
+        b: impl FnOnce(&OpCtx<'_, S, C>) -> Bdd + Send,
+        desc: impl FnOnce(OpHome) -> D,
+    ) -> (RA, Bdd) {
+        let d = match self.dist {
+            Some(d) if S::SPREADS && self.depth < d.cutoff => d,
+            _ => return self.join(a, b),
+        };
+        let depth = self.depth + 1;
+        let (store, cache, dist) = (self.store, self.cache, self.dist);
+        let home = OpHome(Stamp {
+            session: d.session,
+            generation: d.generation(),
+            depth,
+        });
+        let (ra, rb) = self.w.join_sendable(
+            move |w| a(&on_worker(store, cache, w, depth, dist)),
+            move |w| b(&on_worker(store, cache, w, depth, dist)).0,
+            desc(home),
+        );
+        if rb == Bdd::INVALID.0 {
+            self.store.abort();
+        }
+        (ra, Bdd(rb))
+    }
+}
+
+impl<S: NodeStore, C: crate::OpCache> OpCtx<'_, S, C> {
+    /// Runs the sub-calls `ops` in parallel when the operation is spread and this fork is
+    /// above the cutoff: the first here, the others as sendable halves (other PEs may
+    /// steal them); `None` otherwise (then the caller forks on the pool).
     #[inline]
     pub(crate) fn spread<const N: usize>(&self, ops: [SubOp; N]) -> Option<[Bdd; N]> {
         if !S::SPREADS {
             return None;
         }
         match self.dist {
-            Some(d) if self.depth < d.cutoff => self.spread_jobs(d, ops),
+            Some(d) if self.depth < d.cutoff => {
+                let mut out = [Bdd::FALSE; N];
+                self.fork_sendable(d, &ops, &mut out);
+                // Every half is back, also after a failure: nothing of the operation
+                // still runs when it returns (a collection may follow). A half that
+                // failed on another PE filled that PE's view of the table: fail here too.
+                if out.contains(&Bdd::INVALID) {
+                    self.store.abort();
+                }
+                Some(out)
+            }
             _ => None,
         }
     }
 
-    #[inline(never)]
-    fn spread_jobs<const N: usize>(&self, d: &Distribution, ops: [SubOp; N]) -> Option<[Bdd; N]> {
-        TaskCtx::with_current(|t| {
-            let depth = self.depth + 1;
-            let stamp = Stamp {
-                session: d.session,
-                generation: d.generation(),
-                depth,
-            };
-            let futures: Vec<Future<u64>> = ops[1..]
-                .iter()
-                .map(|&op| t.spawn(OpJob(op, stamp)))
-                .collect();
-            let here = OpCtx {
-                store: self.store,
-                cache: self.cache,
-                w: self.w,
-                depth,
-                dist: self.dist,
-            };
-            let mut out = [ops[0].apply(&here); N];
-            // Every half is waited for, also after a failure: nothing of the operation
-            // may still run when it returns (a collection may follow).
-            for (slot, f) in out[1..].iter_mut().zip(&futures) {
-                *slot = Bdd(f.get());
-                if *slot == Bdd::INVALID {
-                    self.store.abort();
-                }
-            }
-            out
-        })
+    /// `out[i] = ops[i]` for every `i`: the last sub-call as a sendable half (pushed
+    /// first, so the oldest, the one a thief takes), the rest forked the same way before
+    /// the first runs here.
+    fn fork_sendable(&self, d: &Distribution, ops: &[SubOp], out: &mut [Bdd]) {
+        let Some((&last, rest)) = ops.split_last() else {
+            return;
+        };
+        let depth = self.depth + 1;
+        let (store, cache, dist) = (self.store, self.cache, self.dist);
+        if rest.is_empty() {
+            out[0] = last.apply(&OpCtx { depth, ..*self });
+            return;
+        }
+        let stamp = Stamp {
+            session: d.session,
+            generation: d.generation(),
+            depth,
+        };
+        let (first, tail) = out.split_at_mut(rest.len());
+        let ((), r) = self.w.join_sendable(
+            // The earlier sub-calls, one level deeper in the chain of forks but at the
+            // same depth of the operation's recursion.
+            move |w| on_worker(store, cache, w, depth - 1, dist).fork_sendable(d, rest, first),
+            move |w| last.apply(&on_worker(store, cache, w, depth, dist)).0,
+            OpJob(last, stamp),
+        );
+        tail[0] = Bdd(r);
+    }
+}
+
+/// The context of a fork's half on worker `w`: the operation's store, cache and
+/// distribution at recursion depth `depth`.
+#[inline]
+fn on_worker<'b, S: NodeStore, C: crate::OpCache>(
+    store: &'b S,
+    cache: &'b C,
+    w: &'b rhizome::pool::Worker,
+    depth: u32,
+    dist: Option<&'b Distribution>,
+) -> OpCtx<'b, S, C> {
+    OpCtx {
+        store,
+        cache,
+        w,
+        depth,
+        dist,
     }
 }
 

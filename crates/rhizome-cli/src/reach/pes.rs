@@ -9,10 +9,10 @@
 //! Every PE builds a manager on the table (its operation cache, its own or, with
 //! `RHIZOME_OP_CACHE=shared`, one shared by all PEs, and its node cache), and the
 //! managers spread the work of each operation over the PEs ([`Manager::spread_over`]):
-//! PE 0 loads the model and drives the strategy, and the top levels of the recursion of
-//! every operation of the exploration run as jobs of the cluster work stealing
-//! ([`rhizome::tasks`]), which the other PEs steal and run on their own workers while they
-//! serve ([`Manager::serve`]) until PE 0's exploration ends.
+//! PE 0 loads the model and drives the strategy; the forks of every operation of the
+//! exploration (and the branches of a saturation) are sendable halves, which the other
+//! PEs take through the cluster work stealing ([`rhizome::tasks`]) and run on their own
+//! workers while they serve ([`Manager::serve`]) until PE 0's exploration ends.
 //! Collections stay with PE 0, between operations. The answers are those of one PE: the
 //! table is canonical whichever PE makes a node.
 
@@ -31,10 +31,12 @@ use std::sync::{Arc, Mutex};
 /// (reserved; committed as the partition is used).
 const DEFAULT_SLOTS_PER_PE: usize = 1 << 23;
 
-/// Forks of an operation less deep than this become jobs other PEs may steal: up to
-/// 2^6 sub-operations an operation, enough to keep a few PEs busy, few enough that their
-/// cost (a spawn, and a message round trip when stolen) stays small beside their work.
-const SPREAD_DEPTH: u32 = 6;
+/// Forks of an operation less deep than this are sendable halves other PEs may take: all
+/// of them. A sendable half costs a plain `join` a few stores more unless another PE takes
+/// it (then it is encoded, and its result comes back in a message), and a PE answers
+/// steal requests from its oldest slot, which must be sendable for the answer to give
+/// anything (`RHIZOME_SPREAD_DEPTH` limits it; 0 keeps every operation on PE 0).
+const SPREAD_DEPTH: u32 = u32::MAX;
 
 /// Runs `reach` on the PEs of `args` (`--pes`, or mpirun's ranks) and returns PE 0's
 /// outcome (or the first failing PE's).
@@ -117,6 +119,7 @@ fn on_pe(
     let tasks = peaks.tasks.expect("a scheduler on several PEs");
     // 0: PE 0 runs every operation alone.
     let depth = super::tuning_knob("RHIZOME_SPREAD_DEPTH").unwrap_or(SPREAD_DEPTH);
+    rhizome_mc::reach::register_jobs(tasks);
     m.spread_over(ctx, tasks, depth);
     if ctx.my_pe() != 0 {
         m.serve(ctx, tasks);

@@ -13,12 +13,14 @@ mod check;
 mod deadlocks;
 mod image;
 mod progress;
+mod sat_half;
 mod saturation;
 mod trace;
 
 pub use check::StoredCheck;
 pub use deadlocks::Deadlocks;
 pub use progress::{LevelRecord, Progress, Watch};
+pub use sat_half::register_jobs;
 pub use trace::TraceStep;
 
 use crate::model::Model;

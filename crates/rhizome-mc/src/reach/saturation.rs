@@ -1,11 +1,14 @@
 //! `sat`: saturation, as one parallel operation, or step by step when the table cannot
-//! hold a whole saturation's intermediate nodes.
+//! hold a whole saturation's intermediate nodes. On several PEs, the branches of the
+//! parallel saturation are sendable halves (`sat_half.rs`): another PE may saturate one.
 
 use super::image::image;
 use super::progress::{Run, Watch};
+use super::sat_half::{PlanData, SatHalf};
 use crate::model::{Group, Model};
 use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, OpCtx};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// `sat`: saturation, first as one parallel operation (the branches of the set saturate
@@ -29,9 +32,7 @@ pub(super) fn saturate<S: NodeStore, C: OpCache>(
     let start = run.visited.get();
     let op = m.fresh_op_id();
     let plan = SatPlan {
-        order: &order,
-        tops: &tops,
-        op,
+        plan: Arc::new(PlanData::new(&order, &tops, op)),
         watch,
     };
     let r = match m.run(&[start], |c| plan.saturate(c, start, 0)) {
@@ -53,42 +54,50 @@ pub(super) fn saturate<S: NodeStore, C: OpCache>(
 
 /// Saturation as one pool operation: branches of the set above the groups' variables are
 /// saturated in parallel, results are memoised in the operation cache.
-struct SatPlan<'a> {
-    /// Groups sorted by their top variable, and those variables.
-    order: &'a [&'a Group],
-    tops: &'a [u32],
-    /// Cache key space of this saturation.
-    op: u64,
-    watch: Option<&'a Watch>,
+pub(super) struct SatPlan<'a> {
+    /// The groups, their top variables and the cache key space: what another PE needs to
+    /// saturate a branch.
+    pub(super) plan: Arc<PlanData>,
+    pub(super) watch: Option<&'a Watch>,
 }
 
 impl SatPlan<'_> {
     /// The least fixpoint of `set` under the groups `order[k..]`, all of which leave the
     /// variables above `set`'s top alone.
-    fn saturate<S: NodeStore, C: OpCache>(&self, c: &OpCtx<'_, S, C>, set: Bdd, k: usize) -> Bdd {
-        if set == Bdd::FALSE || k == self.order.len() || c.aborted() {
+    pub(super) fn saturate<S: NodeStore, C: OpCache>(
+        &self,
+        c: &OpCtx<'_, S, C>,
+        set: Bdd,
+        k: usize,
+    ) -> Bdd {
+        let plan = &*self.plan;
+        if set == Bdd::FALSE || k == plan.tops.len() || c.aborted() {
             return set;
         }
-        if let Some(r) = c.memo_get(self.op, set, k as u64) {
+        if let Some(r) = c.memo_get(plan.op, set, k as u64) {
             return r;
         }
         let r = match c.top(set) {
-            Some((v, lo, hi)) if v < self.tops[k] => {
-                let (l, h) = c.join(|c| self.saturate(c, lo, k), |c| self.saturate(c, hi, k));
+            Some((v, lo, hi)) if v < plan.tops[k] => {
+                let (l, h) = c.join_sendable(
+                    |c| self.saturate(c, lo, k),
+                    |c| self.saturate(c, hi, k),
+                    |home| SatHalf::new(&self.plan, hi, k, home),
+                );
                 c.make(v, l, h)
             }
             _ => {
-                let count = self.tops[k..]
+                let count = plan.tops[k..]
                     .iter()
-                    .take_while(|&&t| t == self.tops[k])
+                    .take_while(|&&t| t == plan.tops[k])
                     .count();
                 let mut r = set;
                 loop {
                     note_round(self.watch, k);
                     let prev = r;
                     r = self.saturate(c, r, k + count);
-                    for g in &self.order[k..k + count] {
-                        let img = image(c, g, r);
+                    for &(relation, vars) in &plan.groups[k..k + count] {
+                        let img = c.relnext(r, relation, vars);
                         r = c.or(r, img);
                     }
                     if c.aborted() {
@@ -104,7 +113,7 @@ impl SatPlan<'_> {
         if c.aborted() {
             return set;
         }
-        c.memo_put(self.op, set, k as u64, r)
+        c.memo_put(plan.op, set, k as u64, r)
     }
 }
 

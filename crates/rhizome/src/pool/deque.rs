@@ -41,6 +41,10 @@ pub(super) const COMPLETED: usize = 1;
 pub(super) const RETURNED: usize = 2;
 /// `Slot::state`: stolen by worker `state - THIEF_BASE`, still running.
 pub(super) const THIEF_BASE: usize = 3;
+/// `Slot::state`: a sendable half taken for another PE (`Take::Export`), still running
+/// there; completed when its result arrives (`sendable.rs`). Above every worker's
+/// `THIEF_BASE + index`, so a wait that leapfrogs to `state - THIEF_BASE` finds no deque.
+pub(super) const EXPORTED: usize = usize::MAX;
 
 pub(super) struct Slot {
     job: JobCell,
@@ -50,6 +54,10 @@ pub(super) struct Slot {
     /// slot is published, reset to false by whoever takes the job, so a push of a half
     /// stores nothing here.
     is_job: AtomicBool,
+    /// Whether the slot holds a half of `join_sendable`, which may leave the PE
+    /// (`sendable.rs`). Set by the owner before the push publishes the slot, reset by the
+    /// owner once the join has its result back, so a plain half's push stores nothing here.
+    sendable: AtomicBool,
 }
 
 /// What a thief may take (see `docs/one-deque.md`).
@@ -61,25 +69,31 @@ pub(crate) enum Take {
     Jobs,
     /// Halves only: a background worker outside a run of the layer above.
     Halves,
+    /// What may leave the PE, for another PE's steal request: jobs, and halves of
+    /// `join_sendable` (which keep the jobs' rule: they wait only for their own subtree).
+    Export,
 }
 
 impl Take {
-    fn allows(self, is_job: bool) -> bool {
+    fn allows(self, is_job: bool, sendable: bool) -> bool {
         match self {
             Take::Any => true,
             Take::Jobs => is_job,
             Take::Halves => !is_job,
+            Take::Export => is_job || sendable,
         }
     }
 }
 
-/// A slot a thief won: its index, its job, and whether it is a job of the layer above.
-/// A job's slot is already complete (the owner may reuse it); a half's is completed by
-/// [`Deque::complete`] once it has run.
+/// A slot a thief won: its index, its job, whether it is a job of the layer above, and
+/// whether it is a sendable half taken for another PE. A job's slot is already complete
+/// (the owner may reuse it); a half's is completed by [`Deque::complete`] once it has run
+/// (for an exported half: once its result has come back).
 pub(super) struct Stolen {
     pub(super) slot: usize,
     pub(super) job: JobRef,
     pub(super) is_job: bool,
+    pub(super) exported: bool,
 }
 
 /// The job of a slot: written by the owner, read by the one thief that wins the slot.
@@ -169,7 +183,11 @@ impl Deque {
         // A first look at the kind, to leave a slot we may not take. The owner may reuse
         // the slot meanwhile and `ts` come back to the same value (ABA), so the kind is
         // read again once the slot is ours.
-        if !take.allows(self.slots[tail].is_job.load(Ordering::Relaxed)) {
+        let first = &self.slots[tail];
+        if !take.allows(
+            first.is_job.load(Ordering::Relaxed),
+            first.sendable.load(Ordering::Relaxed),
+        ) {
             return None;
         }
         self.ts
@@ -187,15 +205,20 @@ impl Deque {
         let job = unsafe { slot.job.read() };
         // The owner wrote the kind before it published the slot (our CAS acquired that).
         let is_job = slot.is_job.load(Ordering::Relaxed);
-        if !take.allows(is_job) {
+        let sendable = slot.sendable.load(Ordering::Relaxed);
+        if !take.allows(is_job, sendable) {
             // Ours, but not for us: its owner runs it when it pops it (see `RETURNED`).
             slot.state.store(RETURNED, Ordering::Release);
             return None;
         }
+        // A half taken for another PE: its frame waits for the result to come back.
+        let exported = !is_job && take == Take::Export;
         if is_job {
             // A job is on the heap: the slot is free as soon as we have read it.
             slot.is_job.store(false, Ordering::Relaxed);
             slot.state.store(COMPLETED, Ordering::Release);
+        } else if exported {
+            slot.state.store(EXPORTED, Ordering::Relaxed);
         } else {
             slot.state.store(THIEF_BASE + thief, Ordering::Relaxed);
         }
@@ -203,6 +226,7 @@ impl Deque {
             slot: tail,
             job,
             is_job,
+            exported,
         })
     }
 
@@ -465,6 +489,7 @@ impl Owner {
 
 mod free_slots;
 mod jobs;
+mod sendable;
 
 /// The protocol under loom's model of the memory orderings: every interleaving (bounded
 /// by `LOOM_MAX_PREEMPTIONS`) of an owner pushing, popping and waiting against thieves.

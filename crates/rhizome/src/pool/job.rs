@@ -65,7 +65,7 @@ impl<F: FnOnce(&Worker) -> R, R> StackJob<F, R> {
         }
     }
 
-    unsafe fn execute(data: *const (), w: &Worker) {
+    pub(super) unsafe fn execute(data: *const (), w: &Worker) {
         // SAFETY: `data` came from `as_job_ref` of a live job (the caller's contract), and
         // only the one thread that won it from the deque runs it, so nobody else touches
         // `f` or `result` until the owner sees the completion flag (release/acquire). The
@@ -95,6 +95,17 @@ impl<F: FnOnce(&Worker) -> R, R> StackJob<F, R> {
     pub(super) unsafe fn drop_fn(&self) {
         // SAFETY: the caller's contract: this is the only use of `f`.
         unsafe { ManuallyDrop::drop(&mut *self.f.get()) }
+    }
+
+    /// Leaves the result of a run elsewhere (another PE ran the job from its encoded
+    /// description), as a thief's run would.
+    ///
+    /// # Safety
+    /// The job was won by a thief and not run; this is its one result, written before
+    /// its slot is completed (release).
+    pub(super) unsafe fn write_result(&self, r: std::thread::Result<R>) {
+        // SAFETY: the caller's contract: nobody else touches `result` now.
+        unsafe { (*self.result.get()).write(r) };
     }
 
     /// The result a thief left.

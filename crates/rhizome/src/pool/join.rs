@@ -41,7 +41,7 @@ impl<F: FnOnce(&Worker) -> R, R> Drop for ReclaimOnUnwind<'_, F, R> {
 
 #[cold]
 #[inline(never)]
-fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
+pub(super) fn reclaim_on_unwind<F: FnOnce(&Worker) -> R, R>(
     worker: &Worker,
     job: &StackJob<F, R>,
     slot: Pushed,

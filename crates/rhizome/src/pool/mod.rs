@@ -34,11 +34,14 @@ mod deque;
 mod idle;
 mod job;
 mod join;
+mod sendable;
 
 pub(crate) use deque::Take;
 pub(crate) use idle::set_helper;
 pub(crate) use job::JobRef;
 pub use join::Forked;
+pub use sendable::POLL_EVERY;
+pub(crate) use sendable::{Export, ExportedHalf};
 
 use crate::backoff::Backoff;
 use crate::rng::XorShift64;
@@ -273,17 +276,6 @@ impl Worker {
             return None;
         }
         self.owner.pop_top(top)
-    }
-
-    /// Takes the oldest shared slot of worker `victim` (this worker too) if it holds a job
-    /// of the layer above, without running it: for another PE's steal request.
-    pub(crate) fn steal_job_for_export(&self, victim: usize) -> Option<JobRef> {
-        let s = self
-            .shared
-            .deques
-            .get(victim)?
-            .steal(self.index, Take::Jobs)?;
-        Some(s.job)
     }
 
     /// Jobs and halves that thieves could take from the workers of this pool now.

@@ -111,6 +111,7 @@ mod claim;
 mod future;
 mod job;
 mod schedule;
+mod sendable;
 mod spawn;
 mod stats;
 mod steal;
@@ -123,6 +124,8 @@ pub use job::Job;
 pub use stats::Stats;
 pub use steal::StealPolicy;
 pub use worker::TaskCtx;
+
+pub(crate) use sendable::{decode_outcome, encode_description, help_remote, poll_here};
 
 use crate::pool::{Pool, Worker};
 use crate::world::{Am, Ctx};

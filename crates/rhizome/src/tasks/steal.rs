@@ -9,6 +9,7 @@ use super::job::{Pinned, Task};
 use super::stats::Counter;
 use super::wire::{Msg, Packet, Wire, send_msg};
 use super::worker::current_worker;
+use crate::pool::Export;
 use crate::rng::XorShift64;
 use crate::world::{Am, Ctx};
 use crossbeam_deque::{Injector, Steal};
@@ -237,8 +238,9 @@ impl Shared {
     /// Answers PE `thief`'s steal request with what can leave this PE.
     ///
     /// The jobs come from the workers' deques, oldest first, the main thread's own too
-    /// (through the thieves' path: it answers between jobs). A deque whose oldest shared
-    /// slot is a `join` half gives nothing (halves never leave the PE). Jobs in the inbox
+    /// (through the thieves' path: it answers between jobs). A sendable half
+    /// (`Worker::join_sendable`) goes as a job of its description; a deque whose oldest
+    /// shared slot is a plain `join` half gives nothing (those never leave the PE). Jobs in the inbox
     /// (received from other PEs, or pinned here) are not given away again: a stolen job
     /// runs on its thief, so jobs cannot bounce between PEs.
     pub(super) fn answer_steal(&self, ctx: &Ctx, am: Am<Packet>, thief: u32, many: bool) {
@@ -254,8 +256,13 @@ impl Shared {
             };
             'victims: for v in 0..self.workers {
                 while tasks.len() < want {
-                    let Some(job) = w.steal_job_for_export(v) else {
-                        continue 'victims;
+                    let job = match w.steal_for_export(v) {
+                        Some(Export::Job(job)) => job,
+                        Some(Export::Half(half)) => {
+                            tasks.push(self.export_half(half));
+                            continue;
+                        }
+                        None => continue 'victims,
                     };
                     // SAFETY: a job slot of this layer, won by this thread alone.
                     // Claimed first by a waiter: it runs there.

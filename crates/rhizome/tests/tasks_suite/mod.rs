@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub mod fork_join;
+pub mod sendable;
 
 /// A named test body.
 pub type Test = (&'static str, fn(&Ctx));
@@ -51,7 +52,25 @@ pub const TESTS: &[Test] = &[
         "join_and_futures_mixed_in_one_job",
         fork_join::join_and_futures_mixed_in_one_job,
     ),
+    (
+        "sendable_halves_reach_every_pe",
+        sendable::sendable_halves_reach_every_pe,
+    ),
 ];
+
+/// Runs `round(i)` for `i = 1, 2, ...`, each returning a set of who took part (bits), until
+/// every bit of `all` was seen or a minute has passed (a hang limit: who takes part is up
+/// to the scheduling); the rounds run and the bits seen.
+pub fn repeat_until_all_seen(all: u64, mut round: impl FnMut(u32) -> u64) -> (u32, u64) {
+    const HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+    let start = std::time::Instant::now();
+    let (mut rounds, mut seen) = (0, 0u64);
+    while seen != all && start.elapsed() < HANG_LIMIT {
+        rounds += 1;
+        seen |= round(rounds);
+    }
+    (rounds, seen)
+}
 
 /// A scheduler for this PE with every job type of the suite registered.
 pub fn tasks(ctx: &Ctx) -> Tasks {

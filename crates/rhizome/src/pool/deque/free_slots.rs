@@ -9,7 +9,7 @@ use super::{AtomicBool, AtomicUsize, FREE, JobCell, UnsafeCell};
 use std::mem::MaybeUninit;
 
 /// `capacity` free slots, from zeroed memory: all zero bytes are a free slot (no job yet,
-/// `state` `FREE`, `is_job` false), so the pages of a deque are the OS's zero pages until
+/// `state` `FREE`, `is_job` and `sendable` false), so the pages of a deque are the OS's zero pages until
 /// the worker first nests that deep, and a pool starts without writing its slots
 /// (65,536 per worker, 2 MB).
 #[cfg(not(loom))]
@@ -26,7 +26,7 @@ pub(super) fn free_slots(capacity: usize) -> Box<[Slot]> {
     }
     // SAFETY: `p` is a fresh allocation of the global allocator with the layout of
     // `capacity` slots, the one `Box<[Slot]>` frees with, and zero bytes are a valid
-    // slot: a `MaybeUninit` job, an `AtomicUsize` of 0 (`FREE`), an `AtomicBool` false.
+    // slot: a `MaybeUninit` job, an `AtomicUsize` of 0 (`FREE`), two `AtomicBool`s false.
     unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, capacity)) }
 }
 
@@ -38,6 +38,7 @@ pub(super) fn free_slots(capacity: usize) -> Box<[Slot]> {
             job: JobCell(UnsafeCell::new(MaybeUninit::uninit())),
             state: AtomicUsize::new(FREE),
             is_job: AtomicBool::new(false),
+            sendable: AtomicBool::new(false),
         })
         .collect()
 }
