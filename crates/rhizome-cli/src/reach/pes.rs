@@ -12,7 +12,9 @@
 //! PE 0 loads the model and drives the strategy; the forks of every operation of the
 //! exploration (and the branches of a saturation) are sendable halves, which the other
 //! PEs take through the cluster work stealing ([`rhizome::tasks`]) and run on their own
-//! workers while they serve ([`Manager::serve`]) until PE 0's exploration ends.
+//! workers while they serve ([`Manager::serve`]) until PE 0's exploration ends. A level
+//! of `bfs` or `par`, the union of one image per transition group, is dealt whole
+//! instead: each PE draws whole images and ORs them (`OpCtx::rel_image_union`).
 //! Collections stay with PE 0, between operations. The answers are those of one PE: the
 //! table is canonical whichever PE makes a node.
 
