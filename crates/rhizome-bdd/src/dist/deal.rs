@@ -19,7 +19,7 @@
 //! sub-results of its last run in that PE's operation cache, while a PE that finishes
 //! early still takes work from a slow one.
 
-use super::spread::{Stamp, lookup};
+use super::spread::{OpHome, Stamp};
 use super::{DEAL, DistNodeStore};
 use crate::dist::SubOp;
 use crate::edge::Bdd;
@@ -45,19 +45,8 @@ struct DealJob {
 impl Job for DealJob {
     type Output = u64;
     fn run(self, t: &TaskCtx) -> u64 {
-        let d = lookup(self.stamp.session, t.my_pe())
-            .expect("rhizome: a BDD job reached a PE whose manager is gone");
-        let (store, cache) = d.bound();
-        d.enter(self.stamp.generation, store, cache);
-        d.count_job();
-        let c = OpCtx {
-            store,
-            cache,
-            w: t.worker(),
-            depth: self.stamp.depth,
-            dist: Some(&d),
-        };
-        draw_parts(&c, store, &self.parts, t.my_pe()).0
+        // Bound, entered and counted as a sendable half is.
+        OpHome(self.stamp).run(t, |c| draw_parts(c, c.store, &self.parts, t.my_pe()))
     }
 }
 

@@ -221,7 +221,7 @@ impl Job for OpJob {
 /// description of the part, so that the PE that takes it runs it on its own manager of
 /// the same set ([`OpHome::run`]).
 #[derive(Clone, Copy, Serialize, Deserialize)]
-pub struct OpHome(Stamp);
+pub struct OpHome(pub(super) Stamp);
 
 impl OpHome {
     /// Runs `f` in an operation context on this PE's manager of the set the part came
