@@ -9,7 +9,7 @@
 //! operations share one table.
 
 use crate::edge::{Bdd, INDEX_MASK};
-use crate::sync::{AtomicU64, AtomicUsize, Ordering, Table, fence, read_mut, table, write_mut};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering, Table, fence, table};
 
 /// A memo table of operation results, keyed by three words.
 ///
@@ -144,40 +144,44 @@ impl SharedOpCache {
         let n = grown_size(entries, self.capacity, self.len());
         self.mask.store(n - 1, Ordering::Relaxed);
     }
-}
 
-impl OpCache for SharedOpCache {
-    fn collect(&mut self, entries: usize, is_live: &dyn Fn(u64) -> bool) {
+    /// [`OpCache::collect`] through a shared reference: drops the entries that name a
+    /// node `is_live` denies and rehashes the others into `entries` entries (rounded as in
+    /// [`clear_to`](Self::clear_to)). For a PE whose nodes another PE collected and which
+    /// knows which survived (see `dist::spread`), and for `collect` itself. No other
+    /// thread may use the cache meanwhile (relaxed loads and stores suffice then).
+    pub(crate) fn collect_shared(&self, entries: usize, is_live: &dyn Fn(u64) -> bool) {
         let old = self.len();
         let n = grown_size(entries, self.capacity, old);
         for p in 0..old {
             let i = self.base + 4 * p;
-            let e = &mut self.words[i..i + 4];
-            let w = [
-                read_mut(&mut e[0]),
-                read_mut(&mut e[1]),
-                read_mut(&mut e[2]),
-                read_mut(&mut e[3]),
-            ];
+            let e = &self.words[i..i + 4];
+            let w = [0, 1, 2, 3].map(|k| e[k].load(Ordering::Relaxed));
             if w[0] == 0 {
                 continue;
             }
             let to = survives(w, is_live).map(|h| h as usize & (n - 1));
             // Whole entries are cleared: a zero lock word alone would let stale keys match.
-            for w in e.iter_mut() {
-                write_mut(w, 0);
+            for x in e {
+                x.store(0, Ordering::Relaxed);
             }
             if let Some(to) = to {
                 // Growing keeps an entry at its position modulo the old size, so distinct
                 // old entries land on distinct new positions, and positions beyond the old
                 // size were never used: nothing is overwritten.
                 let j = self.base + 4 * to;
-                for (x, v) in self.words[j..j + 4].iter_mut().zip(w) {
-                    write_mut(x, v);
+                for (x, v) in self.words[j..j + 4].iter().zip(w) {
+                    x.store(v, Ordering::Relaxed);
                 }
             }
         }
         self.mask.store(n - 1, Ordering::Relaxed);
+    }
+}
+
+impl OpCache for SharedOpCache {
+    fn collect(&mut self, entries: usize, is_live: &dyn Fn(u64) -> bool) {
+        self.collect_shared(entries, is_live);
     }
 
     #[inline]

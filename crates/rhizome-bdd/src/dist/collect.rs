@@ -21,7 +21,7 @@ use super::{COMMITTED, Cursor, DistNodeStore, NEXT_REGION, REGION_SLOTS, SIZE};
 use crate::edge::{Bdd, INDEX_MASK};
 use crate::node_table::{CollectPlan, hash};
 use rhizome::GlobalArray;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Slots moved per get or put while a partition is rewritten.
 const BLOCK: usize = 1 << 14;
@@ -106,7 +106,17 @@ fn mark(s: &DistNodeStore, live: &mut [Vec<u64>], mut stack: Vec<u64>) {
 fn rewrite(s: &DistNodeStore, pe: usize, live: &[u64], old: usize) {
     put_blocks(s, s.used, pe, live);
     let slots = s.slots_per_pe();
-    let mut buckets = vec![0u64; slots];
+    // A partition reached in place gets its buckets rebuilt where they are; another is
+    // built here and put: the driver then holds a copy of one partition's buckets (a
+    // word a slot) while it rewrites it, which it need not where it can write in place.
+    let mut buckets = match s.in_place.buckets(pe) {
+        Some(b) => {
+            let b = &b[..slots];
+            b.iter().for_each(|x| x.store(0, Ordering::Relaxed));
+            Buckets::InPlace(b)
+        }
+        None => Buckets::Built(vec![0u64; slots]),
+    };
     let mask = slots - 1;
     let mut data = vec![0u64; 2 * BLOCK];
     for base in (0..old).step_by(BLOCK) {
@@ -127,21 +137,50 @@ fn rewrite(s: &DistNodeStore, pe: usize, live: &[u64], old: usize) {
                 continue;
             }
             let h = hash(w[0], w[1]);
-            let (home, mut at) = s.home(h);
+            let (home, at) = s.home(h);
             debug_assert_eq!(home, pe, "a node lives in its home partition");
-            while buckets[at] != 0 {
-                at = (at + 1) & mask;
-            }
-            buckets[at] = (h & !INDEX_MASK) | (pe * s.cap + slot) as u64;
+            buckets.insert(at, mask, (h & !INDEX_MASK) | (pe * s.cap + slot) as u64);
         }
         if dirty {
             s.mem.put_slice(s.data.ptr(pe, 2 * base), block);
         }
     }
-    put_blocks(s, s.buckets, pe, &buckets);
+    match buckets {
+        // The other PEs read the buckets in place or one-sided after the collection's
+        // next message: make the stores visible before it.
+        Buckets::InPlace(_) => std::sync::atomic::fence(Ordering::SeqCst),
+        Buckets::Built(words) => put_blocks(s, s.buckets, pe, &words),
+    }
     let in_use: u64 = live.iter().map(|w| w.count_ones() as u64).sum();
     s.mem.store(s.header.ptr(pe, NEXT_REGION), 0);
     s.mem.store(s.header.ptr(pe, COMMITTED), in_use);
+}
+
+/// The buckets of a partition being rebuilt: its own words in place, or a copy to put.
+enum Buckets<'a> {
+    InPlace(&'a [AtomicU64]),
+    Built(Vec<u64>),
+}
+
+impl Buckets<'_> {
+    /// Stores `word` in the first empty bucket from `at` on (linear probing, `mask` the
+    /// partition's slots minus one). Nothing else writes the buckets meanwhile.
+    fn insert(&mut self, mut at: usize, mask: usize, word: u64) {
+        match self {
+            Buckets::InPlace(b) => {
+                while b[at].load(Ordering::Relaxed) != 0 {
+                    at = (at + 1) & mask;
+                }
+                b[at].store(word, Ordering::Relaxed);
+            }
+            Buckets::Built(b) => {
+                while b[at] != 0 {
+                    at = (at + 1) & mask;
+                }
+                b[at] = word;
+            }
+        }
+    }
 }
 
 /// Writes `words` to the start of `array` on `pe`, a block at a time (a transport may
@@ -149,5 +188,35 @@ fn rewrite(s: &DistNodeStore, pe: usize, live: &[u64], old: usize) {
 fn put_blocks(s: &DistNodeStore, array: GlobalArray<u64>, pe: usize, words: &[u64]) {
     for (k, block) in words.chunks(BLOCK).enumerate() {
         s.mem.put_slice(array.ptr(pe, k * BLOCK), block);
+    }
+}
+
+impl DistNodeStore {
+    /// Per PE, the slots the last collection left live, as it wrote them into the
+    /// partitions' bitmaps (nothing else writes them): what a PE other than the
+    /// collecting one reads to keep its cached results that name only surviving nodes.
+    pub(super) fn live_bitmaps(&self) -> Vec<Vec<u64>> {
+        (0..self.pes)
+            .map(|pe| {
+                let mut bits = vec![0u64; self.slots_per_pe() / 64];
+                for (k, block) in bits.chunks_mut(BLOCK).enumerate() {
+                    self.mem.get_into(self.used.ptr(pe, k * BLOCK), block);
+                }
+                bits
+            })
+            .collect()
+    }
+
+    /// Whether node `index` is live in `bitmaps` (per PE, as [`live_bitmaps`](Self::live_bitmaps)
+    /// gives them); the `false` terminal always is.
+    pub(super) fn is_live_in(&self, bitmaps: &[Vec<u64>], index: u64) -> bool {
+        if index == 0 {
+            return true;
+        }
+        let (pe, slot) = self.place(index);
+        bitmaps
+            .get(pe)
+            .and_then(|bits| bits.get(slot / 64))
+            .is_some_and(|w| w & (1 << (slot % 64)) != 0)
     }
 }

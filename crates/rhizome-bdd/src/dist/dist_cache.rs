@@ -100,11 +100,16 @@ impl DistOpCache {
     }
 
     /// On a PE other than the driving one, after a collection there (see
-    /// `dist::spread`): empties the local cache, sized anew to its share of a table
-    /// `growth` times as large, and takes the shared cache's new size. No other thread
-    /// of the PE may use the cache meanwhile.
-    pub(crate) fn catch_up(&self, growth: usize) {
-        self.local.clear_to(self.local.len() * growth.max(1));
+    /// `dist::spread`): sizes the local cache anew to its share of a table `growth`
+    /// times as large, keeping the entries whose nodes all survived where `is_live` says
+    /// which did (else emptying it), and takes the shared cache's new size. No other
+    /// thread of the PE may use the cache meanwhile.
+    pub(crate) fn catch_up(&self, growth: usize, is_live: Option<&dyn Fn(u64) -> bool>) {
+        let entries = self.local.len() * growth.max(1);
+        match is_live {
+            Some(is_live) => self.local.collect_shared(entries, is_live),
+            None => self.local.clear_to(entries),
+        }
         if let Some((s, _)) = &self.shared {
             s.catch_up();
         }

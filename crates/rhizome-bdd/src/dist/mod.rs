@@ -485,14 +485,7 @@ impl NodeStore for DistNodeStore {
     }
 
     fn is_live(&self, index: u64) -> bool {
-        if index == 0 {
-            return true;
-        }
-        let (pe, slot) = self.place(index);
-        self.live
-            .get(pe)
-            .and_then(|bits| bits.get(slot / 64))
-            .is_some_and(|w| w & (1 << (slot % 64)) != 0)
+        self.is_live_in(&self.live, index)
     }
 
     fn collect(&mut self, roots: &mut dyn Iterator<Item = Bdd>, plan: CollectPlan) -> bool {

@@ -176,12 +176,20 @@ impl Distribution {
         let _g = self.catch_up.lock().unwrap_or_else(|e| e.into_inner());
         if self.generation() != generation {
             let before = store.slots_per_pe();
+            // One collection behind, the table's bitmaps are still the ones it left (only
+            // a collection writes them), so this PE's cached results whose nodes all
+            // survived stay valid (live nodes never move); behind by more, a slot dead at
+            // one collection may hold another live node at the next: forget them all.
+            let one_behind = generation == self.generation() + 1;
             // SAFETY: see above: no other thread of this PE uses the store or the cache
             // until the new generation is published below.
             unsafe { store.forget_local() };
+            let live = one_behind.then(|| store.live_bitmaps());
             // The cache keeps its ratio to this PE's share of the table, which may have
             // grown (and takes the shared cache's size, if it has one).
-            cache.catch_up(store.slots_per_pe() / before);
+            let is_live = live.as_ref().map(|l| move |i: u64| store.is_live_in(l, i));
+            let is_live = is_live.as_ref().map(|f| f as &dyn Fn(u64) -> bool);
+            cache.catch_up(store.slots_per_pe() / before, is_live);
             self.generation.store(generation, Ordering::Release);
         }
     }
