@@ -337,6 +337,7 @@ fn explore<S: NodeStore, C: OpCache>(
         pss: per_pe.pss,
         jobs: per_pe.jobs,
         cache: per_pe.cache,
+        remote_ops: per_pe.remote_ops,
     };
     let report = match outcome {
         Ok(report) => report,
@@ -428,6 +429,9 @@ fn explore<S: NodeStore, C: OpCache>(
             each.join(", ")
         );
     }
+    if let Some(line) = remote_ops_line(&run.remote_ops) {
+        println!("remote ops {line}");
+    }
     if let Some(path) = &args.json {
         write_json(path, args, m, model, &report, &run, outputs)?;
     }
@@ -435,6 +439,29 @@ fn explore<S: NodeStore, C: OpCache>(
         Some(check) if !check.matches() => bail!("{}: the exploration {check}", model.name),
         _ => Ok(()),
     }
+}
+
+/// The summary's line of one-sided operations sent as messages, per PE, where counted.
+fn remote_ops_line(per_pe: &[Option<rhizome::transport::RemoteOps>]) -> Option<String> {
+    if per_pe.iter().all(Option::is_none) {
+        return None;
+    }
+    let each: Vec<String> = per_pe
+        .iter()
+        .map(|r| {
+            r.map_or("?".into(), |r| {
+                format!(
+                    "{} ({} gets, {} puts, {} CAS, {} other)",
+                    r.messages(),
+                    r.gets,
+                    r.puts,
+                    r.compare_exchanges,
+                    r.other_atomics
+                )
+            })
+        })
+        .collect();
+    Some(format!("{} (requests sent, per PE)", each.join(", ")))
 }
 
 /// How a run was set up and what it cost, beside its [`ReachReport`].
@@ -453,6 +480,8 @@ struct RunInfo {
     jobs: Vec<Option<u64>>,
     /// Every PE's operation-cache lookups and hits (where counted).
     cache: Vec<Option<rhizome_bdd::CacheStats>>,
+    /// Every PE's one-sided operations sent to other PEs as messages (where counted).
+    remote_ops: Vec<Option<rhizome::transport::RemoteOps>>,
 }
 
 impl RunInfo {
@@ -549,6 +578,17 @@ fn write_json<S: NodeStore, C: OpCache>(
             "lookups": c.lookups,
             "local_hits": c.local_hits,
             "shared_hits": c.shared_hits,
+        }))).collect::<Vec<_>>(),
+        // Each PE's one-sided operations on other PEs carried as request messages
+        // (`RHIZOME_MPI_RMA=messages`), by kind; null where the transport sends none.
+        "remote_ops_per_pe": run.remote_ops.iter().map(|r| r.map(|r| json!({
+            "messages": r.messages(),
+            "gets": r.gets,
+            "get_bytes": r.get_bytes,
+            "puts": r.puts,
+            "compare_exchanges": r.compare_exchanges,
+            "other_atomics": r.other_atomics,
+            "waited": r.waited,
         }))).collect::<Vec<_>>(),
         "collections": stats.collections,
         "table_size": stats.table_size,

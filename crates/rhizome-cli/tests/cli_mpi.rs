@@ -45,12 +45,19 @@ fn mpirun_any(args: &[&str]) -> Outcome {
 
 /// `mpirun -np NP rhizome ARGS`, whatever its exit status.
 fn mpirun_on(np: usize, args: &[&str]) -> Outcome {
+    mpirun_with(np, &[], args)
+}
+
+/// `mpirun -np NP -x VAR=VALUE... rhizome ARGS`, whatever its exit status.
+fn mpirun_with(np: usize, env: &[&str], args: &[&str]) -> Outcome {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new("mpirun");
     cmd.args(["--allow-run-as-root", "--oversubscribe", "-np"])
-        .arg(np.to_string())
-        .arg(env!("CARGO_BIN_EXE_rhizome"))
-        .args(args);
+        .arg(np.to_string());
+    for var in env {
+        cmd.args(["-x", var]);
+    }
+    cmd.arg(env!("CARGO_BIN_EXE_rhizome")).args(args);
     launch::clear_rhizome_env(&mut cmd);
     let what = format!(
         "mpirun -np {np} rhizome {} (is Open MPI installed?)",
@@ -224,6 +231,51 @@ fn reach_on_2_and_4_ranks_gives_the_answers_of_one() {
             assert_eq!(peaks.len(), np, "{many}");
         }
     }
+}
+
+#[test]
+fn reach_counts_the_one_sided_operations_it_sends_as_messages() {
+    let args = [
+        "reach",
+        "--builtin",
+        "philosophers:8",
+        "-s",
+        "bfs",
+        "-w",
+        "1",
+        "--memory",
+        "16M",
+        "--json",
+        "-",
+    ];
+    let report = |env: &[&str]| {
+        let o = mpirun_with(2, env, &args);
+        assert_eq!(o.code, Some(0), "{}", o.context());
+        let v: Value =
+            serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}\n{}", o.context()));
+        (v, o)
+    };
+    // Shared windows (one machine): nothing goes as a message, nothing is counted.
+    let (windows, _) = report(&[]);
+    let none = windows["remote_ops_per_pe"].as_array().expect("per PE");
+    assert_eq!(none.len(), 2, "{windows}");
+    assert!(none.iter().all(Value::is_null), "{windows}");
+    // Messages: both PEs read and insert nodes in the other's partition.
+    let (messages, o) = report(&["RHIZOME_MPI_RMA=messages"]);
+    for key in ["states", "levels", "nodes"] {
+        assert_eq!(messages[key], windows[key], "{key}");
+    }
+    let per_pe = messages["remote_ops_per_pe"].as_array().expect("per PE");
+    assert_eq!(per_pe.len(), 2, "{messages}");
+    for (pe, r) in per_pe.iter().enumerate() {
+        let n = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("PE {pe} {k}: {r}"));
+        let kinds = n("gets") + n("puts") + n("compare_exchanges") + n("other_atomics");
+        assert_eq!(n("messages"), kinds, "PE {pe}: {r}");
+        assert!(n("gets") > 0 && n("compare_exchanges") > 0, "PE {pe}: {r}");
+        assert!(n("get_bytes") >= 8 * n("gets"), "PE {pe}: {r}");
+        assert!(n("waited") <= n("messages"), "PE {pe}: {r}");
+    }
+    assert!(o.stderr.contains("remote ops"), "{}", o.context());
 }
 
 #[test]

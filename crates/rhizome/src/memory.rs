@@ -201,6 +201,13 @@ impl Memory {
         self.t.my_pe()
     }
 
+    /// The one-sided operations this PE has sent to other PEs as request messages so far
+    /// (the `mpi` transport with `RHIZOME_MPI_RMA=messages`), by kind; `None` where the
+    /// transport reaches other PEs' memory without messages.
+    pub fn remote_ops(&self) -> Option<crate::transport::RemoteOps> {
+        self.t.remote_ops()
+    }
+
     /// Reads `dst.len()` elements starting at `p` into `dst`, or returns the error.
     #[inline]
     pub fn try_get_into<T: Pod>(

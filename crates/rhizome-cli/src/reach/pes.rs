@@ -22,6 +22,7 @@ use super::{Outputs, ReachArgs, drive};
 use crate::reach::pss::{PssSampler, dump_smaps, peak_pss_bytes};
 use crate::reach::sizes::peak_rss_bytes;
 use rhizome::tasks::Tasks;
+use rhizome::transport::RemoteOps;
 use rhizome::{Ctx, World};
 use rhizome_bdd::{
     CacheStats, Config, DistNodeStore, DistOpCache, Manager, OpCache, SharedOpCache,
@@ -142,6 +143,8 @@ pub(super) struct PerPe {
     pub(super) jobs: Vec<Option<u64>>,
     /// Operation-cache lookups and hits (where the cache counts them).
     pub(super) cache: Vec<Option<CacheStats>>,
+    /// One-sided operations sent to other PEs as messages (where the transport does so).
+    pub(super) remote_ops: Vec<Option<RemoteOps>>,
 }
 
 /// Which operation cache the PEs' managers use (`RHIZOME_OP_CACHE`).
@@ -227,24 +230,29 @@ impl Peaks<'_> {
             .cache
             .get()
             .map(|c| [c.lookups, c.local_hits, c.shared_hits]);
+        let remote = self.ctx.memory().remote_ops().map(|r| r.to_words());
         let all = self
             .ctx
-            .gather((rss, pss, jobs, cache), 0)
+            .gather(((rss, pss, jobs, cache), remote), 0)
             .unwrap_or_default();
         let some = |b: u64| (b > 0).then_some(b);
         PerPe {
-            rss: all.iter().map(|a| some(a.0)).collect(),
-            pss: all.iter().map(|a| some(a.1)).collect(),
-            jobs: all.iter().map(|a| a.2.checked_sub(1)).collect(),
+            rss: all.iter().map(|(a, _)| some(a.0)).collect(),
+            pss: all.iter().map(|(a, _)| some(a.1)).collect(),
+            jobs: all.iter().map(|(a, _)| a.2.checked_sub(1)).collect(),
             cache: all
                 .iter()
-                .map(|a| {
+                .map(|(a, _)| {
                     a.3.map(|[lookups, local_hits, shared_hits]| CacheStats {
                         lookups,
                         local_hits,
                         shared_hits,
                     })
                 })
+                .collect(),
+            remote_ops: all
+                .iter()
+                .map(|(_, r)| r.map(RemoteOps::from_words))
                 .collect(),
         }
     }

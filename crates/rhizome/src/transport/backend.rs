@@ -95,6 +95,9 @@ impl Rma for Backend {
     fn direct(&self, segment: SegmentId, pe: usize) -> Option<&[AtomicU64]> {
         delegate!(self, t => t.direct(segment, pe))
     }
+    fn remote_ops(&self) -> Option<super::RemoteOps> {
+        delegate!(self, t => t.remote_ops())
+    }
 }
 
 impl Messages for Backend {

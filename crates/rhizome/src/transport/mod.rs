@@ -42,8 +42,10 @@ mod backend;
 pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+mod remote_ops;
 
 pub use backend::Backend;
+pub use remote_ops::{RemoteOpCounter, RemoteOpKind, RemoteOps};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -336,6 +338,12 @@ pub trait Rma {
     #[inline]
     fn direct(&self, segment: SegmentId, pe: usize) -> Option<&[AtomicU64]> {
         let _ = (segment, pe);
+        None
+    }
+
+    /// The one-sided operations this PE has sent to other PEs as messages, where the
+    /// transport carries them so (`None`, the default, where it does not).
+    fn remote_ops(&self) -> Option<RemoteOps> {
         None
     }
 }

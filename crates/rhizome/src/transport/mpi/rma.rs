@@ -437,6 +437,10 @@ impl Rma for MpiTransport {
         }
     }
 
+    fn remote_ops(&self) -> Option<crate::transport::RemoteOps> {
+        self.msg.as_ref().map(|m| m.remote_ops())
+    }
+
     fn quiet(&self) -> Result<(), TransportError> {
         if self.shared {
             // Every operation completed when issued (direct accesses); the fence orders

@@ -36,9 +36,13 @@ mod server;
 
 use super::raw::{H, byte_type, check};
 use crate::backoff::Backoff;
-use crate::transport::{Addr, AtomicOp, SegmentId, TransportError};
+use crate::transport::{
+    Addr, AtomicOp, RemoteOpCounter, RemoteOpKind, RemoteOps, SegmentId, TransportError,
+};
 use ::mpi::ffi;
-use server::{GET, HEADER, PUT, REPLY, REQUEST, Server, apply, atomic_header, fatal};
+use server::{
+    COMPARE_EXCHANGE, GET, HEADER, PUT, REPLY, REQUEST, Server, apply, atomic_header, fatal,
+};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -74,6 +78,8 @@ pub(super) struct MsgRma {
     thread: Option<JoinHandle<()>>,
     /// How long a wait for another rank may last before the run ends (`None`: forever).
     patience: Option<Duration>,
+    /// The requests this rank sent, by kind.
+    sent: RemoteOpCounter,
 }
 
 impl MsgRma {
@@ -114,6 +120,7 @@ impl MsgRma {
             pending: Mutex::new(Vec::new()),
             thread: Some(thread),
             patience,
+            sent: RemoteOpCounter::default(),
         })
     }
 
@@ -300,6 +307,13 @@ impl MsgRma {
             apply(block, req.header, req.payload, out);
             return Ok(());
         }
+        let kind = match req.header[0] {
+            GET => RemoteOpKind::Get(req.reply_len),
+            PUT => RemoteOpKind::Put,
+            COMPARE_EXCHANGE => RemoteOpKind::CompareExchange,
+            _ => RemoteOpKind::OtherAtomic,
+        };
+        self.sent.count(kind, blocking);
         // SAFETY: forwarded from the caller.
         let mut op = unsafe { self.issue(&req, lock)? };
         if blocking {
@@ -311,6 +325,11 @@ impl MsgRma {
                 .push(op);
             Ok(())
         }
+    }
+
+    /// The requests this rank has sent to others so far, by kind.
+    pub(super) fn remote_ops(&self) -> RemoteOps {
+        self.sent.snapshot()
     }
 
     /// Completes every non-blocking operation issued so far by this rank.
