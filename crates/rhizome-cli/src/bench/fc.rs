@@ -65,8 +65,10 @@ pub struct FcArgs {
         default_value = "centralized,distributed"
     )]
     modes: Vec<ModeArg>,
-    /// Cooperative tasks per PE.
-    #[arg(long, default_value_t = 1024)]
+    /// Cooperative tasks per PE. The paper's 2048, twice the combining buffer (1024
+    /// operations, or keys of a set or map): so a set's or map's proxy fills up, and
+    /// how many operations a commit carries shows how many repeated keys combined.
+    #[arg(long, default_value_t = 2048)]
     tasks: u64,
     /// Operations per PE of a combining mode; `none` on a stack or queue, far slower,
     /// makes a sixteenth.

@@ -41,6 +41,11 @@ pub trait Combine: Default + 'static {
     fn offer(&mut self, op: Self::Op, index: usize) -> Offer<Self::Out>;
     /// Operations pending (what the combining buffer holds).
     fn pending(&self) -> usize;
+    /// Whether `op` would take no room in the buffer, joining an operation pending
+    /// already (a repeated key of a set's proxy): a full proxy still takes it.
+    fn joins(&self, _op: &Self::Op) -> bool {
+        false
+    }
     /// The batches of every pending operation, with the PE each goes to, among `pes`
     /// (the proxy then commits nothing else). `local` is this PE's (`me`'s) part of the
     /// structure: a batch may leave data there for other PEs to fetch (a queue's pushed
@@ -282,7 +287,7 @@ impl<'c, C: Combine> Flat<'c, C> {
         // A full proxy takes nothing more until it is committed and a fresh one is in.
         let round = loop {
             let round = self.current.borrow().clone();
-            if round.borrow().proxy.pending() < self.capacity {
+            if self.takes(&round.borrow().proxy, &op) {
                 break round;
             }
             self.space.wait().await;
@@ -320,6 +325,11 @@ impl<'c, C: Combine> Flat<'c, C> {
         }
     }
 
+    /// Whether `proxy` has room for `op` (or needs none for it).
+    fn takes(&self, proxy: &C, op: &C::Op) -> bool {
+        proxy.pending() < self.capacity || proxy.joins(op)
+    }
+
     /// Swaps a fresh proxy in and commits the old one; then hands the next commit to an
     /// operation waiting in the new proxy.
     async fn commit_current(&self) {
@@ -350,8 +360,7 @@ impl<'c, C: Combine> Flat<'c, C> {
             let round = self.current.borrow().clone();
             {
                 let mut r = round.borrow_mut();
-                while r.proxy.pending() < self.capacity {
-                    let Some(op) = ops.next() else { break };
+                while let Some(op) = ops.next_if(|op| self.takes(&r.proxy, op)) {
                     places.push(match r.offer(op) {
                         Ok(mine) => Place::Done(mine),
                         Err(index) => Place::At(round.clone(), index),

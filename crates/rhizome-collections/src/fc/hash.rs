@@ -120,6 +120,13 @@ impl<V: Message + Clone> Combine for MapProxy<V> {
         self.inserts.len() + self.lookups.len()
     }
 
+    fn joins(&self, op: &MapOp<V>) -> bool {
+        match op {
+            MapOp::Insert(key, _) => self.inserts.contains_key(key),
+            MapOp::Lookup(key) => self.lookups.contains_key(key),
+        }
+    }
+
     fn batch(&mut self, _me: usize, pes: usize, _: &mut Self::Master) -> Vec<(usize, MapBatch<V>)> {
         let mut per_owner: Vec<(MapBatch<V>, Vec<Vec<usize>>)> = Vec::new();
         per_owner.resize_with(pes, Default::default);

@@ -30,7 +30,7 @@
 //!
 //! - `flat`: the framework ([`Flat`], the [`Combine`] trait a structure implements).
 //! - `central`: the centralized mode's one combiner.
-//! - `pushpop`: [`GlobalStack`] and [`GlobalQueue`].
+//! - `pushpop`: [`GlobalStack`] and [`GlobalQueue`]; `stack`: the stack's proxy.
 //! - `hash`: [`GlobalMap`] and [`GlobalSet`], keys hashed over all PEs.
 //!
 //! ```
@@ -63,6 +63,7 @@ mod central;
 mod flat;
 mod hash;
 mod pushpop;
+mod stack;
 
 pub use flat::{Combine, Flat, Offer};
 pub use hash::{GlobalMap, GlobalSet, MapOp, MapProxy, owner};
@@ -70,6 +71,7 @@ pub use pushpop::{
     DEFAULT_CAPACITY, Fifo, GlobalQueue, GlobalStack, Lifo, Order, PushPop, PushPopOp,
     PushPopProxy, PushPopStore, Run, Taken,
 };
+pub use stack::StackProxy;
 
 /// How a structure synchronizes (the paper's comparison).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

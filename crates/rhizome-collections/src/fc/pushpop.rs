@@ -16,8 +16,11 @@
 //! - **Pop on empty** returns `None` at once: it does not wait for a push. The operations
 //!   of one commit are concurrent (each was pending when the commit started and is
 //!   answered after it), so the master may order them as it likes.
-//! - **Storage spread over the PEs** (as the paper's Grappa queue, whose chunks live at
-//!   different cores): a push batch's values stay on the pushing PE, as one *chunk*, and
+//! - **Storage.** A stack keeps its values whole at the master: a pop commit's answer
+//!   carries them, one round trip ([`StackProxy`], module `stack`, says why). A queue
+//!   spreads them over the PEs (as the paper's Grappa queue, whose chunks live at
+//!   different cores; [`PushPopProxy`], which also keeps a last-in-first-out order if
+//!   asked): a push batch's values stay on the pushing PE, as one *chunk*, and
 //!   the commit carries only (PE, chunk, length) to the master (PE 0), which keeps the
 //!   order of the elements as runs of chunks, oldest first. A pop batch is answered with
 //!   the runs it took; the committing PE then reads its own runs in place and fetches
@@ -31,6 +34,7 @@
 //!   PEs push, and a program that needs everything drains with `pop` until `None`.
 
 use super::flat::{Combine, Flat, Offer};
+use super::stack::StackProxy;
 use super::{Mode, Stats};
 use rhizome::Message;
 use rhizome::coop::Coop;
@@ -43,6 +47,10 @@ pub trait Order: 'static {
     /// Whether this is a stack: a pop takes the newest value, and may take a push
     /// pending on the same PE.
     const ELIMINATES: bool;
+    /// The proxy of the structure: a stack keeps its values at the master
+    /// ([`StackProxy`]: a pop commit's answer carries them), a queue spreads them over
+    /// the PEs that pushed them ([`PushPopProxy`]).
+    type Proxy<T: Message>: Combine<Op = PushPopOp<T>, Out = Taken<T>>;
 }
 
 /// Last in, first out.
@@ -52,10 +60,12 @@ pub enum Fifo {}
 
 impl Order for Lifo {
     const ELIMINATES: bool = true;
+    type Proxy<T: Message> = StackProxy<T>;
 }
 
 impl Order for Fifo {
     const ELIMINATES: bool = false;
+    type Proxy<T: Message> = PushPopProxy<T, Fifo>;
 }
 
 /// A push, a pop, or a batch of both.
@@ -68,6 +78,16 @@ pub enum PushPopOp<T> {
     /// effect after the pushes ([`GlobalQueue::push_all_then_pop`]): one operation of
     /// the proxy, with one slot and one answer, made of many of the structure's.
     Batch(Vec<T>, u64),
+}
+
+impl<T> PushPopOp<T> {
+    /// How many of the structure's operations this stands for.
+    pub fn weight(&self) -> u64 {
+        match self {
+            PushPopOp::Batch(values, pops) => values.len() as u64 + pops,
+            _ => 1,
+        }
+    }
 }
 
 /// Travels as a tag (0 a pop, 1 a push, 2 a batch) and its fields (to the centralized
@@ -152,12 +172,9 @@ impl<T: Message> Message for Taken<T> {
 pub struct PushPopProxy<T, O> {
     pushes: Vec<(usize, T)>,
     pops: Vec<usize>,
-    /// The pending batches: (index, pops), their values in `batched` (a batch is never
-    /// matched on the PE: its values and pops go to the master as they are).
-    batches: Vec<(usize, u64)>,
-    batched: Vec<T>,
-    /// Operations the pending batches stand for.
-    batched_ops: usize,
+    /// The pending batches (a batch is never matched on the PE: its values and pops go
+    /// to the master as they are).
+    batches: Batches<T>,
     /// The pushes of the batch in flight, whose values have left for their chunk.
     committed_pushes: Vec<usize>,
     /// The popped values of the batch in flight, in the order of `pops` (those read in
@@ -174,14 +191,52 @@ impl<T, O> Default for PushPopProxy<T, O> {
         PushPopProxy {
             pushes: Vec::new(),
             pops: Vec::new(),
-            batches: Vec::new(),
-            batched: Vec::new(),
-            batched_ops: 0,
+            batches: Batches::default(),
             committed_pushes: Vec::new(),
             popped: Vec::new(),
             fetched_into: Vec::new(),
             _o: PhantomData,
         }
+    }
+}
+
+/// The batches pending in a proxy: (index, pops) each, their values in order, and how
+/// many of the structure's operations they stand for.
+pub(super) struct Batches<T> {
+    pub(super) list: Vec<(usize, u64)>,
+    pub(super) values: Vec<T>,
+    pub(super) ops: usize,
+}
+
+impl<T> Default for Batches<T> {
+    fn default() -> Self {
+        Batches {
+            list: Vec::new(),
+            values: Vec::new(),
+            ops: 0,
+        }
+    }
+}
+
+impl<T> Batches<T> {
+    /// Takes batch operation `index`: answered at once if it asks for nothing, else
+    /// pending (it joins the next commit as it is).
+    pub(super) fn offer(&mut self, values: Vec<T>, pops: u64, index: usize) -> Offer<Taken<T>> {
+        if values.is_empty() && pops == 0 {
+            return Offer::Done {
+                mine: Taken::Many(Vec::new()),
+                partner: None,
+            };
+        }
+        self.ops += values.len() + pops as usize;
+        self.values.extend(values);
+        self.list.push((index, pops));
+        Offer::Pending
+    }
+
+    /// The pops they ask for, in all.
+    pub(super) fn pops(&self) -> u64 {
+        self.list.iter().map(|b| b.1).sum()
     }
 }
 
@@ -242,24 +297,12 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     const LOCKED: bool = true;
 
     fn weight(op: &PushPopOp<T>) -> u64 {
-        match op {
-            PushPopOp::Batch(values, pops) => values.len() as u64 + pops,
-            _ => 1,
-        }
+        op.weight()
     }
 
     fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Taken<T>> {
         match op {
-            PushPopOp::Batch(values, 0) if values.is_empty() => Offer::Done {
-                mine: Taken::Many(Vec::new()),
-                partner: None,
-            },
-            PushPopOp::Batch(values, pops) => {
-                self.batched_ops += values.len() + pops as usize;
-                self.batched.extend(values);
-                self.batches.push((index, pops));
-                Offer::Pending
-            }
+            PushPopOp::Batch(values, pops) => self.batches.offer(values, pops, index),
             PushPopOp::Push(v) if O::ELIMINATES && !self.pops.is_empty() => {
                 let pop = self.pops.pop().expect("checked");
                 Offer::Done {
@@ -286,7 +329,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     }
 
     fn pending(&self) -> usize {
-        self.pushes.len() + self.pops.len() + self.batched_ops
+        self.pushes.len() + self.pops.len() + self.batches.ops
     }
 
     fn batch(
@@ -299,10 +342,14 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             .into_iter()
             .map(|(i, v)| (i, Some(v)))
             .unzip();
-        values.extend(std::mem::take(&mut self.batched).into_iter().map(Some));
+        values.extend(
+            std::mem::take(&mut self.batches.values)
+                .into_iter()
+                .map(Some),
+        );
         self.committed_pushes = indices;
-        let pops = self.pops.len() as u64 + self.batches.iter().map(|b| b.1).sum::<u64>();
-        self.batched_ops = 0;
+        let pops = self.pops.len() as u64 + self.batches.pops();
+        self.batches.ops = 0;
         let len = values.len() as u64;
         let chunk = local.next_chunk;
         if len > 0 {
@@ -377,7 +424,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             pops.into_iter()
                 .map(|i| (i, Taken::One(popped.next().flatten()))),
         );
-        for (i, n) in std::mem::take(&mut self.batches) {
+        for (i, n) in std::mem::take(&mut self.batches.list) {
             let values = popped.by_ref().take(n as usize).flatten().collect();
             out.push((i, Taken::Many(values)));
         }
@@ -425,7 +472,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
 
 /// A global push-pop structure: [`GlobalStack`] or [`GlobalQueue`].
 pub struct PushPop<'c, T: Message, O: Order> {
-    flat: Flat<'c, PushPopProxy<T, O>>,
+    flat: Flat<'c, O::Proxy<T>>,
 }
 
 /// A linearizable global stack with flat combining (see the module docs for the rules).

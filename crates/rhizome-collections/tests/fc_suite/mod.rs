@@ -4,6 +4,7 @@
 //!
 //! Each body runs on every PE and panics on failure, which fails the whole run.
 
+mod counters;
 pub mod lincheck;
 
 use lincheck::{Call, Event, Spec, linearizable};
@@ -53,6 +54,12 @@ pub const TESTS: &[(&str, Body)] = &[
             batch_stress::<Fifo>(c, mode, tasks);
             batch_stress::<Lifo>(c, mode, tasks);
         }
+    }),
+    ("stack_pops_answered_in_one_message", |c| {
+        counters::stack_pops_answered_in_one_message(c)
+    }),
+    ("set_repeats_join_a_full_proxy", |c| {
+        counters::set_repeats_join_a_full_proxy(c)
     }),
     ("map_stress", |c| {
         map_stress(c, Mode::None, 200);
