@@ -1196,6 +1196,23 @@ fn bench_fib_and_comm_write_records() {
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0]["result"], "6765");
     assert_eq!(recs[0]["workers"], 2);
+    assert_eq!(recs[0]["name"], "fib(20) fork");
+    // The plain-join kernel computes the same.
+    rhizome(&[
+        "bench",
+        "fib",
+        "20",
+        "--workers",
+        "2",
+        "--kernel",
+        "join",
+        "--json",
+        s(&f),
+    ])
+    .success();
+    let recs = records(&f);
+    assert_eq!(recs[0]["result"], "6765");
+    assert_eq!(recs[0]["name"], "fib(20) join");
 
     let f = tmp.path("comm.json");
     let args = [

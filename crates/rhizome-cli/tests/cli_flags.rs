@@ -589,7 +589,7 @@ fn json_never_overwrites_a_model_or_a_foreign_file() {
     success(rhizome(&["bench", "fib", "10", "--json", s(&bench)]));
     success(rhizome(&["bench", "fib", "11", "--json", s(&bench)]));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&bench).unwrap()).unwrap();
-    assert_eq!(v[0]["name"], "fib(11)");
+    assert_eq!(v[0]["name"], "fib(11) fork");
 }
 
 #[test]

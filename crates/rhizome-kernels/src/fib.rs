@@ -1,5 +1,5 @@
-//! Naive Fibonacci: the fork-join benchmark, on the pool ([`fib`]) and as a job of the
-//! tasks layer ([`Fib`]).
+//! Naive Fibonacci: the fork-join benchmark, on the pool ([`fib`] with `Worker::fork`,
+//! [`fib_join`] with `Worker::join`) and as a job of the tasks layer ([`Fib`]).
 
 use rhizome::pool::{Forked, Worker};
 use rhizome::tasks::{Job, TaskCtx};
@@ -58,6 +58,31 @@ fn fib_node(w: &Worker, mut n: u64) -> u64 {
             return sum + n;
         }
     }
+}
+
+/// `fib(n)` on the fork-join pool with plain [`Worker::join`]: one `join` per internal
+/// call, both halves run as calls (`fib(n - 1)` forked, the half Lace spawns), the leaf
+/// test inlined into the caller as in [`fib`]. It measures `join` itself, against Lace's
+/// `SPAWN`/`CALL`/`SYNC`, where [`fib`] measures `fork`'s loop.
+pub fn fib_join(w: &Worker, n: u64) -> u64 {
+    fib_join_or_leaf(w, n)
+}
+
+#[inline(always)]
+fn fib_join_or_leaf(w: &Worker, n: u64) -> u64 {
+    if n < 2 { n } else { fib_join_node(w, n) }
+}
+
+/// `fib(n)` for `n >= 2` with one `join`. Private, so that its recursive calls are direct.
+#[inline(never)]
+fn fib_join_node(w: &Worker, n: u64) -> u64 {
+    // `move`: `n` is captured by value, so it is not spilled to the frame before the
+    // leaf test.
+    let (a, b) = w.join(
+        move |w| fib_join_or_leaf(w, n - 2),
+        move |w| fib_join_or_leaf(w, n - 1),
+    );
+    a + b
 }
 
 /// `fib(n)` as futures: spawns `fib(n - 1)`, computes `fib(n - 2)` itself; sequential

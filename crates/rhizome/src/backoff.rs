@@ -38,6 +38,7 @@ impl Backoff {
     }
 
     /// One round of waiting.
+    #[cfg(not(loom))]
     #[inline]
     pub fn snooze(&mut self) {
         if self.idle < self.spins {
@@ -48,6 +49,21 @@ impl Backoff {
             std::thread::sleep(self.nap);
         }
         self.idle = self.idle.saturating_add(1);
+    }
+
+    /// One round of waiting, under loom's model checker: every round lets the other
+    /// modelled threads run (a spin would be an unbounded loop to loom).
+    #[cfg(loom)]
+    pub fn snooze(&mut self) {
+        ::loom::thread::yield_now();
+        self.idle = self.idle.saturating_add(1);
+    }
+
+    /// Rounds waited since the start or the last [`reset`](Backoff::reset): for a waiter
+    /// that does something else after a grace (such as asking other PEs for work).
+    #[inline]
+    pub fn rounds(&self) -> u32 {
+        self.idle
     }
 
     /// Something happened: the next wait starts with spinning again.
@@ -67,9 +83,9 @@ mod tests {
         for _ in 0..5 {
             b.snooze();
         }
-        assert_eq!(b.idle, 5);
+        assert_eq!(b.rounds(), 5);
         b.reset();
-        assert_eq!(b.idle, 0);
+        assert_eq!(b.rounds(), 0);
         let mut forever = Backoff::new(1);
         for _ in 0..3 {
             forever.snooze();

@@ -374,7 +374,7 @@ impl Worker {
                 continue;
             }
             if idle_since.elapsed() < IDLE_SPIN {
-                std::hint::spin_loop();
+                backoff.snooze();
                 continue;
             }
             let g = shared.sleep.lock().unwrap_or_else(|e| e.into_inner());
@@ -389,6 +389,7 @@ impl Worker {
             shared.sleepers.fetch_sub(1, Ordering::SeqCst);
             drop(g);
             idle_since = Instant::now();
+            backoff.reset();
         }
         CURRENT.with(|c| c.set(std::ptr::null()));
     }

@@ -266,18 +266,14 @@ impl Worker {
     #[inline(never)]
     fn wait_for_export(&self) -> bool {
         let h = self.owner.begin_wait();
-        let mut idle = 0u32;
+        let mut backoff = crate::tasks::remote_backoff();
         loop {
             let state = self.owner.thief_state(h);
             if state == COMPLETED {
                 break;
             }
             debug_assert_ne!(state, RETURNED, "an exported half is never returned");
-            if crate::tasks::help_remote(idle) {
-                idle = 0;
-            } else {
-                idle = idle.saturating_add(1);
-            }
+            crate::tasks::help_remote(&mut backoff);
         }
         self.run_jobs_above(h + 1);
         self.owner.end_wait(h);

@@ -125,7 +125,9 @@ pub use stats::Stats;
 pub use steal::StealPolicy;
 pub use worker::TaskCtx;
 
-pub(crate) use sendable::{decode_outcome, encode_description, help_remote, poll_here};
+pub(crate) use sendable::{
+    decode_outcome, encode_description, help_remote, poll_here, remote_backoff,
+};
 
 use crate::pool::{Pool, Worker};
 use crate::world::{Am, Ctx};

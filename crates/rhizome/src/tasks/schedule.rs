@@ -18,12 +18,12 @@ use std::time::Duration;
 /// How often the main thread handles messages while it has local work (in scheduler steps).
 const POLL_EVERY: u32 = 2;
 /// Idle steps a waiting worker makes before it asks other PEs for work.
-const REMOTE_GRACE: u32 = 32;
+pub(super) const REMOTE_GRACE: u32 = 32;
 
 /// How an idle worker waits between scheduling steps: spins, then yields, then naps (short
 /// enough for steal latency, long enough to leave the core to busy threads when the
 /// machine is oversubscribed).
-fn idle_backoff() -> Backoff {
+pub(super) fn idle_backoff() -> Backoff {
     Backoff::with_nap(64, 2048, Duration::from_micros(20))
 }
 
@@ -203,7 +203,6 @@ impl TaskCtx {
             self.exec_claimed(t);
         }
         let mut backoff = idle_backoff();
-        let mut idle = 0u32;
         while !st.is_ready() {
             if self.sh.jobs.stopped() {
                 future::stopped();
@@ -211,11 +210,9 @@ impl TaskCtx {
             // A short grace before stealing from other PEs: a quick remote job (a round
             // trip) should not be slowed down by steal traffic.
             let hint = st.thief.load(Ordering::Relaxed);
-            if self.step(hint, idle >= REMOTE_GRACE, Halves::Waiting) {
-                idle = 0;
+            if self.step(hint, backoff.rounds() >= REMOTE_GRACE, Halves::Waiting) {
                 backoff.reset();
             } else {
-                idle = idle.saturating_add(1);
                 backoff.snooze();
             }
         }

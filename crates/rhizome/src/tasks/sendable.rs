@@ -7,14 +7,11 @@
 use super::Shared;
 use super::future::{JobError, NO_THIEF, decode_result};
 use super::job::Job;
-use super::schedule::Halves;
+use super::schedule::{Halves, REMOTE_GRACE, idle_backoff};
 use super::wire::{Wire, encode_job, kind_of};
 use super::worker::current_worker;
+use crate::backoff::Backoff;
 use crate::pool::ExportedHalf;
-
-/// Idle steps of a frame waiting for its half on another PE before it asks other PEs for
-/// work (as a waiting `get` does: a quick result should not meet steal traffic).
-const REMOTE_GRACE: u32 = 32;
 
 /// A sendable half's description as it travels: its type's wire id and its bytes.
 pub(crate) fn encode_description<D: Job>(desc: &D) -> (u64, Vec<u8>) {
@@ -36,24 +33,32 @@ pub(crate) fn poll_here() {
     }
 }
 
+/// How a frame waits for its half on another PE: as a waiting `get` does
+/// (`schedule.rs`), through [`help_remote`].
+pub(crate) fn remote_backoff() -> Backoff {
+    idle_backoff()
+}
+
 /// One step of a frame that waits for its half on another PE: runs a job if there is one
 /// (the PE's main thread also moves messages, the result among them); after a grace of
-/// `idle` empty steps, asks other PEs for work. True if it ran something.
-pub(crate) fn help_remote(idle: u32) -> bool {
-    let Some(t) = current_worker() else {
-        // Outside a run nothing can take a half for another PE.
-        std::hint::spin_loop();
-        return false;
-    };
-    if t.sh.jobs.stopped() {
-        super::future::stopped();
-    }
-    let ran = t.step(NO_THIEF, idle >= REMOTE_GRACE, Halves::Waiting);
-    if !ran {
-        std::hint::spin_loop();
-        if idle > 4 * REMOTE_GRACE {
-            std::thread::yield_now();
+/// `REMOTE_GRACE` empty steps, asks other PEs for work. When nothing ran, waits one round
+/// of `backoff` (from [`remote_backoff`]); when something did, resets it. True if it ran
+/// something.
+pub(crate) fn help_remote(backoff: &mut Backoff) -> bool {
+    let ran = match current_worker() {
+        Some(t) => {
+            if t.sh.jobs.stopped() {
+                super::future::stopped();
+            }
+            t.step(NO_THIEF, backoff.rounds() >= REMOTE_GRACE, Halves::Waiting)
         }
+        // Outside a run nothing can take a half for another PE.
+        None => false,
+    };
+    if ran {
+        backoff.reset();
+    } else {
+        backoff.snooze();
     }
     ran
 }

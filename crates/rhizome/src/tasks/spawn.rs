@@ -127,17 +127,21 @@ impl TaskCtx {
         let waker = Waker::from(Arc::clone(&flag));
         let mut cx = Context::from_waker(&waker);
         let mut fut = std::pin::pin!(fut);
+        let mut backoff = super::schedule::idle_backoff();
         loop {
             if flag.0.swap(false, Ordering::AcqRel) {
                 if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
                     return v;
                 }
+                backoff.reset();
             } else {
                 if self.sh.jobs.stopped() {
                     future::stopped();
                 }
-                if !self.step(NO_THIEF, true, Halves::Waiting) {
-                    std::hint::spin_loop();
+                if self.step(NO_THIEF, true, Halves::Waiting) {
+                    backoff.reset();
+                } else {
+                    backoff.snooze();
                 }
             }
         }

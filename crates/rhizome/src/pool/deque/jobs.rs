@@ -5,6 +5,7 @@
 
 use super::super::job::JobRef;
 use super::{COMPLETED, Owner, Pushed, RETURNED, pack, unpack};
+use crate::backoff::Backoff;
 use std::sync::atomic::Ordering;
 
 impl Owner {
@@ -88,9 +89,9 @@ impl Owner {
         // The wait is short unless the thief lost its core between its CAS and that store:
         // then give the core up rather than spin through the thief's time slice.
         let mut state = self.thief_state(h);
-        let mut spins = 0u32;
+        let mut backoff = Backoff::new(64);
         while state != COMPLETED && state != RETURNED {
-            pause(&mut spins);
+            backoff.snooze();
             state = self.thief_state(h);
         }
         let job = (state == RETURNED).then(|| {
@@ -103,21 +104,4 @@ impl Owner {
         self.end_wait(h);
         job
     }
-}
-
-/// One pause of an owner waiting a moment for a thief: spins, then yields the core.
-#[cfg(not(loom))]
-fn pause(spins: &mut u32) {
-    if *spins < 64 {
-        *spins += 1;
-        std::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
-    }
-}
-
-/// Under loom: lets the other threads run.
-#[cfg(loom)]
-fn pause(_: &mut u32) {
-    ::loom::thread::yield_now();
 }

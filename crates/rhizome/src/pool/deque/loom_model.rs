@@ -10,6 +10,8 @@ use ::loom::cell::UnsafeCell;
 use ::loom::sync::Arc;
 use ::loom::thread;
 
+mod export;
+
 const CAPACITY: usize = 4;
 
 /// A deque, and per slot the cell where a thief leaves what it ran (the stack job's
@@ -177,6 +179,23 @@ impl Claims {
     }
 }
 
+/// A thread of worker `me` making `tries` steals that `take` allows; `run` handles each
+/// slot it won and says which tag it ran, if any. Returns the tags it ran.
+fn steals(
+    b: Arc<Bench>,
+    me: usize,
+    take: super::Take,
+    tries: usize,
+    run: impl Fn(&Bench, super::Stolen) -> Option<usize> + Send + 'static,
+) -> thread::JoinHandle<Vec<usize>> {
+    thread::spawn(move || {
+        (0..tries)
+            .filter_map(|_| b.deque.steal(me, take))
+            .filter_map(|s| run(&b, s))
+            .collect()
+    })
+}
+
 /// A thief of worker `me` that may take `take`, making `tries` attempts; returns the tags
 /// it ran (a job only if it won the job's claim).
 fn mixed_thief(
@@ -186,29 +205,19 @@ fn mixed_thief(
     take: super::Take,
     tries: usize,
 ) -> thread::JoinHandle<Vec<usize>> {
-    thread::spawn(move || {
-        let mut ran = Vec::new();
-        for _ in 0..tries {
-            let Some(s) = b.deque.steal(me, take) else {
-                continue;
-            };
-            let tag = s.job.tag();
-            assert!(
-                take != super::Take::Jobs || s.is_job,
-                "a thief that takes jobs only ran a half"
-            );
-            if s.is_job {
-                if claims.claim(tag) {
-                    ran.push(tag);
-                }
-            } else {
-                // SAFETY: the half's slot is this thread's until it completes it.
-                b.results[s.slot].with_mut(|r| unsafe { *r = tag });
-                ran.push(tag);
-                b.deque.complete(s.slot);
-            }
+    steals(b, me, take, tries, move |b, s| {
+        let tag = s.job.tag();
+        assert!(
+            take != super::Take::Jobs || s.is_job,
+            "a thief that takes jobs only ran a half"
+        );
+        if s.is_job {
+            return claims.claim(tag).then_some(tag);
         }
-        ran
+        // SAFETY: the half's slot is this thread's until it completes it.
+        b.results[s.slot].with_mut(|r| unsafe { *r = tag });
+        b.deque.complete(s.slot);
+        Some(tag)
     })
 }
 
