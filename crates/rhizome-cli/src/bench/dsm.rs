@@ -96,8 +96,8 @@ pub struct DsmArgs {
     /// NBody and NBodyW: time steps.
     #[arg(long, default_value_t = 10)]
     steps: usize,
-    /// Water: molecules (one lock each; the paper's Water-nsq has 8,000).
-    #[arg(long, default_value_t = 4096)]
+    /// Water: molecules of three sites (one lock each; the paper's Water-nsq has 8,000).
+    #[arg(long, default_value_t = 2048)]
     molecules: usize,
     /// Water: time steps.
     #[arg(long, default_value_t = 2)]

@@ -39,8 +39,9 @@ pub enum App {
     Sor { n: usize, iters: usize },
     /// `bodies` bodies of 64 bytes, `steps` time steps of all-pairs forces.
     Nbody { bodies: usize, steps: usize },
-    /// `molecules` molecules, `steps` time steps of half-shell pairwise forces, each
-    /// molecule's force summed under its lock.
+    /// `molecules` molecules of three sites, `steps` time steps of half-shell pairwise
+    /// forces (nine site-site interactions a pair), each molecule's force summed under
+    /// its lock once per thread and step.
     Water { molecules: usize, steps: usize },
     /// Blocked LU of an `n` x `n` diagonally dominant matrix in `block` x `block` blocks
     /// (`block` divides `n`).

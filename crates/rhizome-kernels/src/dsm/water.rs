@@ -1,16 +1,22 @@
-//! Water-nsquared-like: molecules interact pairwise over half of the others (the
-//! SPLASH-2 half shell, so each pair is computed once), each thread for its block of
-//! molecules. A thread sums its contributions privately, then adds them to each
-//! molecule's shared force under that molecule's lock, once per molecule and step, as
-//! Water-nsquared does. The threads start these updates at different blocks of
-//! molecules (so they do not all queue for the same lock at once), and each thread's
-//! starting block moves back by one each step: thread `t` starts step `s` at block
-//! `t - s` (modulo the threads), the block whose locks it took last in step `s - 1` (each
-//! thread goes round all blocks from its start), so with one thread per PE about half of
-//! a PE's acquisitions find the token still cached there instead of chasing the other
-//! PE's tokens, and the token of each lock moves once per step instead of twice. After a
-//! barrier each thread moves its molecules and clears their forces.
-//! Contributions are whole numbers of 2^-24 units (rounded per pair, exact in `f64`
+//! Water-nsquared-like: molecules of three sites (an oxygen and two hydrogens, as
+//! SPLASH-2's Water) interact pairwise over half of the others (the SPLASH-2 half shell,
+//! so each pair is computed once): every pair of molecules is nine site-site Coulomb
+//! interactions, as Water-nsquared's `INTERF` computes nine site distances a pair. Each
+//! thread computes the pairs of its block of molecules and sums its contributions to
+//! every molecule's force privately over the step, then adds them to each molecule's
+//! shared force under that molecule's lock, once per molecule and step, as
+//! Water-nsquared does (one acquisition per molecule and thread a step, not one per
+//! pair). The threads start these updates at different blocks of molecules (so they do
+//! not all queue for the same lock at once), and each thread's starting block moves back
+//! by one each step: thread `t` starts step `s` at block `t - s` (modulo the threads),
+//! the block whose locks it took last in step `s - 1` (each thread goes round all blocks
+//! from its start), so with one thread per PE about half of a PE's acquisitions find the
+//! token still cached there instead of chasing the other PE's tokens, and the token of
+//! each lock moves once per step instead of twice. After a barrier each thread moves its
+//! molecules (adding the bonds' intramolecular forces, Water's `INTRAF`, which need no
+//! lock) and clears their forces.
+//!
+//! Contributions are whole numbers of 2^-24 units (rounded per site pair, exact in `f64`
 //! below 2^53), so the sums do not depend on the order in which the locks are taken: any
 //! split gives the sequential bits.
 
@@ -25,20 +31,29 @@ const DT: f64 = 1e-4;
 const SOFTENING: f64 = 1e-2;
 /// Forces are counted in units of 2^-24.
 const UNIT: f64 = (1u64 << 24) as f64;
+/// Sites a molecule (oxygen, two hydrogens) and words a molecule's vector (x, y, z each).
+const SITES: usize = 3;
+const WORDS: usize = 3 * SITES;
+/// The sites' charges (TIP3P-like: the molecule is neutral).
+const CHARGE: [f64; SITES] = [-0.8, 0.4, 0.4];
+/// The O-H bond: rest length and stiffness.
+const BOND: f64 = 0.01;
+const STIFFNESS: f64 = 1e3;
 
 impl Water {
     fn mine(&self, id: usize, all: usize) -> std::ops::Range<usize> {
         id * self.molecules / all..(id + 1) * self.molecules / all
     }
-    /// Where the three arrays start: positions, velocities, forces.
+    /// Where the three arrays start: positions, velocities, forces (each `WORDS` words
+    /// a molecule: site-major, then x, y, z).
     fn pos(&self, i: usize) -> usize {
-        3 * i
+        WORDS * i
     }
     fn vel(&self, i: usize) -> usize {
-        3 * (self.molecules + i)
+        WORDS * (self.molecules + i)
     }
     fn force(&self, i: usize) -> usize {
-        3 * (2 * self.molecules + i)
+        WORDS * (2 * self.molecules + i)
     }
     /// The partners of molecule `i`: the next half of the ring, each pair once.
     fn partners(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
@@ -47,40 +62,82 @@ impl Water {
             .filter(move |&d| !(n.is_multiple_of(2) && d == n / 2 && i >= n / 2))
             .map(move |d| (i + d) % n)
     }
+    fn read(&self, m: Mem, at: usize) -> [f64; WORDS] {
+        std::array::from_fn(|w| m.get(at + w))
+    }
+    /// The nine site-site interactions of molecules at `a` and `b`, added (rounded to
+    /// units) to `fa` and taken from `fb`.
+    fn pair(a: &[f64; WORDS], b: &[f64; WORDS], fa: &mut [f64; WORDS], fb: &mut [f64; WORDS]) {
+        for s in 0..SITES {
+            for t in 0..SITES {
+                let d = [
+                    b[3 * t] - a[3 * s],
+                    b[3 * t + 1] - a[3 * s + 1],
+                    b[3 * t + 2] - a[3 * s + 2],
+                ];
+                let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + SOFTENING;
+                // Like charges repel: the force on `a`'s site points away from `b`'s.
+                let f = -CHARGE[s] * CHARGE[t] / (r2 * r2.sqrt());
+                for (k, dk) in d.iter().enumerate() {
+                    let q = (f * dk * UNIT).round();
+                    fa[3 * s + k] += q;
+                    fb[3 * t + k] -= q;
+                }
+            }
+        }
+    }
+    /// The bonds' forces on the sites of a molecule at `x` (each hydrogen to its oxygen).
+    fn bonds(x: &[f64; WORDS]) -> [f64; WORDS] {
+        let mut f = [0.0; WORDS];
+        for h in 1..SITES {
+            let d: [f64; 3] = std::array::from_fn(|k| x[3 * h + k] - x[k]);
+            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let pull = -STIFFNESS * (r - BOND) / r;
+            for k in 0..3 {
+                f[3 * h + k] += pull * d[k];
+                f[k] -= pull * d[k];
+            }
+        }
+        f
+    }
 }
 
 impl Kernel for Water {
     fn words(&self, _all: usize) -> usize {
-        9 * self.molecules
+        3 * WORDS * self.molecules
     }
 
     fn init(&self, m: Mem, id: usize, all: usize) {
         for i in self.mine(id, all) {
             let mut rng = rhizome::rng::XorShift64::for_stream(i as u64);
-            for k in 0..3 {
-                m.set(self.pos(i) + k, rng.next_f64());
-                m.set(self.vel(i) + k, 0.0);
-                m.set(self.force(i) + k, 0.0);
+            let o: [f64; 3] = std::array::from_fn(|_| rng.next_f64());
+            for s in 0..SITES {
+                for (k, ok) in o.iter().enumerate() {
+                    let off = if s == 0 {
+                        0.0
+                    } else {
+                        BOND * (rng.next_f64() - 0.5)
+                    };
+                    m.set(self.pos(i) + 3 * s + k, ok + off);
+                    m.set(self.vel(i) + 3 * s + k, 0.0);
+                    m.set(self.force(i) + 3 * s + k, 0.0);
+                }
             }
         }
     }
 
     fn compute(&self, m: Mem, id: usize, all: usize, team: &dyn Team) {
         let n = self.molecules;
-        let mut local = vec![[0.0f64; 3]; n];
+        let mut local = vec![[0.0f64; WORDS]; n];
         for step in 0..self.steps {
             for i in self.mine(id, all) {
-                let p = |j: usize, k: usize| m.get(self.pos(j) + k);
+                let a = self.read(m, self.pos(i));
+                let mut fa = local[i];
                 for j in self.partners(i) {
-                    let d = [p(j, 0) - p(i, 0), p(j, 1) - p(i, 1), p(j, 2) - p(i, 2)];
-                    let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + SOFTENING;
-                    let f = 1.0 / (r2 * r2.sqrt());
-                    for (k, dk) in d.iter().enumerate() {
-                        let q = (f * dk * UNIT).round();
-                        local[i][k] += q;
-                        local[j][k] -= q;
-                    }
+                    let b = self.read(m, self.pos(j));
+                    Self::pair(&a, &b, &mut fa, &mut local[j]);
                 }
+                local[i] = fa;
             }
             // Each thread starts at a different block of molecules, so the threads take
             // different locks at the same time instead of queueing for the same one; and
@@ -89,22 +146,25 @@ impl Kernel for Water {
             let first = self.mine((id + all - step % all) % all, all).start;
             for j in (first..n).chain(0..first) {
                 let f = &mut local[j];
-                if *f != [0.0; 3] {
+                if *f != [0.0; WORDS] {
                     team.lock(j);
-                    for (k, fk) in f.iter().enumerate() {
-                        m.set(self.force(j) + k, m.get(self.force(j) + k) + fk);
+                    for (w, fw) in f.iter().enumerate() {
+                        m.set(self.force(j) + w, m.get(self.force(j) + w) + fw);
                     }
                     team.unlock(j);
-                    *f = [0.0; 3];
+                    *f = [0.0; WORDS];
                 }
             }
             team.barrier();
             for i in self.mine(id, all) {
-                for k in 0..3 {
-                    let v = m.get(self.vel(i) + k) + m.get(self.force(i) + k) / UNIT * DT;
-                    m.set(self.vel(i) + k, v);
-                    m.set(self.pos(i) + k, m.get(self.pos(i) + k) + v * DT);
-                    m.set(self.force(i) + k, 0.0);
+                let x = self.read(m, self.pos(i));
+                let bond = Self::bonds(&x);
+                for w in 0..WORDS {
+                    let f = m.get(self.force(i) + w) / UNIT + bond[w];
+                    let v = m.get(self.vel(i) + w) + f * DT;
+                    m.set(self.vel(i) + w, v);
+                    m.set(self.pos(i) + w, x[w] + v * DT);
+                    m.set(self.force(i) + w, 0.0);
                 }
             }
             team.barrier();
