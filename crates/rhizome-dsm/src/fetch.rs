@@ -21,11 +21,13 @@
 //! **Pages a barrier took away come back in one batch.** An iterative program reads at
 //! each step the pages it read at the last one, and a barrier's write notices invalidate
 //! them all at once (NBody: every page of the other PEs). The barrier marks the pages it
-//! invalidates that were valid here (read-only, not homed here: this PE had them, so it
-//! is likely to want them again); a fault on a marked page fetches, in one request, the
-//! whole run of marked invalid pages of the same home around it (up to [`MAX_BATCH`]),
-//! where the read-ahead would take `log2` of the run's length in round trips. Pages a lock's
-//! notices invalidate, and pages this PE never had, keep the read-ahead.
+//! invalidates that this PE fetched since they were last invalidated (and still had, read-only:
+//! it wanted them, so it is likely to want them again); a fault on a marked page fetches,
+//! in one request, the whole run of marked invalid pages of the same home around it (up
+//! to [`MAX_BATCH`]), where the read-ahead would take `log2` of the run's length in round
+//! trips. Only pages fetched since their last invalidation are marked, so a batch never
+//! brings more than the fetches before it did (fresh pages, valid everywhere at first, are not
+//! marked). Pages a lock's notices invalidate keep the read-ahead.
 
 use crate::pages::{INVALID, READ};
 use crate::protocol::Protocol;
@@ -49,6 +51,8 @@ pub(crate) struct Readahead {
     /// Pages valid here that a barrier's notices invalidated, one bit each, until
     /// fetched or the next barrier.
     dropped: Vec<u64>,
+    /// Pages fetched and not named by a barrier's notices since, one bit each.
+    fetched: Vec<u64>,
 }
 
 impl Readahead {
@@ -65,25 +69,19 @@ impl Readahead {
 
     /// Whether page `p` was taken away by the last barrier and not fetched since.
     fn is_dropped(&self, p: usize) -> bool {
-        self.dropped
-            .get(p / 64)
-            .is_some_and(|w| w & (1 << (p % 64)) != 0)
+        bit(&self.dropped, p)
     }
 
     /// Marks page `p` as taken away by a barrier.
     fn mark_dropped(&mut self, p: usize) {
-        if self.dropped.len() <= p / 64 {
-            self.dropped.resize(p / 64 + 1, 0);
-        }
-        self.dropped[p / 64] |= 1 << (p % 64);
+        set_bit(&mut self.dropped, p, true);
     }
 
-    /// Unmarks pages `first..first + count` (fetched).
+    /// Pages `first..first + count` were fetched: unmarked, and noted as fetched.
     fn clear_dropped(&mut self, first: usize, count: usize) {
         for p in first..first + count {
-            if let Some(w) = self.dropped.get_mut(p / 64) {
-                *w &= !(1 << (p % 64));
-            }
+            set_bit(&mut self.dropped, p, false);
+            set_bit(&mut self.fetched, p, true);
         }
     }
 
@@ -103,21 +101,39 @@ impl Readahead {
     }
 }
 
+fn bit(bits: &[u64], p: usize) -> bool {
+    bits.get(p / 64).is_some_and(|w| w & (1 << (p % 64)) != 0)
+}
+
+fn set_bit(bits: &mut Vec<u64>, p: usize, on: bool) {
+    if bits.len() <= p / 64 {
+        bits.resize(p / 64 + 1, 0);
+    }
+    if on {
+        bits[p / 64] |= 1 << (p % 64);
+    } else {
+        bits[p / 64] &= !(1 << (p % 64));
+    }
+}
+
 impl Protocol {
-    /// Before a barrier's notices naming `ps` are applied: marks those of them that are
-    /// valid and read-only here and homed elsewhere, which the notices will invalidate.
+    /// Before a barrier's notices naming `ps` are applied: marks those of them that this
+    /// PE fetched since the last barrier and still has read-only (homed elsewhere), which
+    /// the notices will invalidate.
     pub(crate) fn mark_barrier_drops(&self, ps: impl IntoIterator<Item = u32>) {
         let pages = &self.shared.pages;
         let mut pe = self.pe.borrow_mut();
         let t = pages.lock();
         for p in ps.into_iter().map(|p| p as usize) {
-            if !pages.home_here(p) && t.state(p) == READ {
+            if bit(&pe.readahead.fetched, p) && !pages.home_here(p) && t.state(p) == READ {
                 pe.readahead.mark_dropped(p);
             }
+            // Invalid from here on: fetched again, it is noted again.
+            set_bit(&mut pe.readahead.fetched, p, false);
         }
     }
 
-    /// Forgets the last barrier's marks (at the next barrier).
+    /// Forgets the last barrier's marks (at the next barrier, before its marks).
     pub(crate) fn clear_barrier_drops(&self) {
         self.pe.borrow_mut().readahead.dropped.fill(0);
     }
@@ -151,8 +167,8 @@ impl Protocol {
             if dropped {
                 // A sequential fault after the batch goes on with a full window.
                 ra.window = count.min(MAX_WINDOW);
-                ra.clear_dropped(first, count);
             }
+            ra.clear_dropped(first, count);
             ra.next = first + count;
             (first, count)
         };

@@ -6,10 +6,11 @@ use rhizome::Ctx;
 use rhizome_dsm::Homes;
 
 /// PE 0's thread 0 rewrites 32 pages homed on PE 0 each round; after a barrier every
-/// other thread reads them front to back and must see this round's values. The barrier
-/// takes the pages away from the other PEs, which held them, so with one thread per PE
-/// the reads of a PE take one fault a round (the whole run in one batch), where a fetch
-/// per page would take 32 and the read-ahead alone 6.
+/// other thread reads them front to back and must see this round's values. With one
+/// thread per PE the first round's reads take at most 8 faults (the read-ahead doubles its
+/// window along the run, up to 16 pages); the barrier then takes away pages the reader
+/// fetched, which come back in one batch: one fault a round, where the read-ahead alone
+/// takes 6 and a fetch per page 32.
 pub(super) fn a_run_of_pages_is_fetched_in_few_faults(ctx: &Ctx, m: Mode) {
     let d = dsm(ctx, m);
     let per_page = d.page_size() / 8;
@@ -39,6 +40,11 @@ pub(super) fn a_run_of_pages_is_fetched_in_few_faults(ctx: &Ctx, m: Mode) {
             (pages * rounds) as u64,
             "every page, each round"
         );
-        assert_eq!(s.read_faults, rounds as u64, "one fault a round");
+        // The first round's pages were fresh: read-ahead (at most 8 faults); then one.
+        assert!(
+            s.read_faults <= 8 + (rounds as u64 - 1),
+            "{} read faults",
+            s.read_faults
+        );
     }
 }
