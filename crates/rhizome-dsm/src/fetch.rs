@@ -17,6 +17,17 @@
 //! notice on the same link), and a notice applied later invalidates the page again.
 //! While the service thread waits for the reply, only it could make an invalid page
 //! valid or change its state, so the pages are still invalid when they are installed.
+//!
+//! **Pages a barrier took away come back in one batch.** An iterative program reads at
+//! each step the pages it read at the last one, and a barrier's write notices invalidate
+//! them all at once (NBody: every page of the other PEs). The barrier marks the pages it
+//! invalidates that this PE fetched since they were last invalidated (and still had, read-only:
+//! it wanted them, so it is likely to want them again); a fault on a marked page fetches,
+//! in one request, the whole run of marked invalid pages of the same home around it (up
+//! to [`MAX_BATCH`]), where the read-ahead would take `log2` of the run's length in round
+//! trips. Only pages fetched since their last invalidation are marked, so a batch never
+//! brings more than the fetches before it did (fresh pages, valid everywhere at first, are not
+//! marked). Pages a lock's notices invalidate keep the read-ahead.
 
 use crate::pages::{INVALID, READ};
 use crate::protocol::Protocol;
@@ -26,13 +37,22 @@ use rhizome::Ctx;
 /// Most pages one fetch brings (64 KiB of 4 KiB pages).
 pub(crate) const MAX_WINDOW: usize = 16;
 
-/// Where the last fetch ended and how far the next sequential one may reach.
-#[derive(Clone, Copy, Debug, Default)]
+/// Most pages one batch of pages a barrier took away brings (256 KiB of 4 KiB pages).
+pub(crate) const MAX_BATCH: usize = 64;
+
+/// Where the last fetch ended and how far the next sequential one may reach, and which
+/// pages the last barrier took away from this PE.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Readahead {
     /// The page after the last fetched run.
     next: usize,
     /// Pages the last fetch asked for.
     window: usize,
+    /// Pages valid here that a barrier's notices invalidated, one bit each, until
+    /// fetched or the next barrier.
+    dropped: Vec<u64>,
+    /// Pages fetched and not named by a barrier's notices since, one bit each.
+    fetched: Vec<u64>,
 }
 
 impl Readahead {
@@ -46,27 +66,113 @@ impl Readahead {
         };
         self.window
     }
+
+    /// Whether page `p` was taken away by the last barrier and not fetched since.
+    fn is_dropped(&self, p: usize) -> bool {
+        bit(&self.dropped, p)
+    }
+
+    /// Marks page `p` as taken away by a barrier.
+    fn mark_dropped(&mut self, p: usize) {
+        set_bit(&mut self.dropped, p, true);
+    }
+
+    /// Pages `first..first + count` were fetched: unmarked, and noted as fetched.
+    fn clear_dropped(&mut self, first: usize, count: usize) {
+        for p in first..first + count {
+            set_bit(&mut self.dropped, p, false);
+            set_bit(&mut self.fetched, p, true);
+        }
+    }
+
+    /// The run of marked pages around `p` that `fits` (same home, still invalid), at
+    /// most [`MAX_BATCH`] pages below `end`: `(first, count)`, `p` included.
+    fn batch_at(&self, p: usize, end: usize, fits: impl Fn(usize) -> bool) -> (usize, usize) {
+        let ok = |q: usize| self.is_dropped(q) && fits(q);
+        let mut first = p;
+        while first > 0 && p - first + 1 < MAX_BATCH && ok(first - 1) {
+            first -= 1;
+        }
+        let mut last = p + 1;
+        while last < end && last - first < MAX_BATCH && ok(last) {
+            last += 1;
+        }
+        (first, last - first)
+    }
+}
+
+fn bit(bits: &[u64], p: usize) -> bool {
+    bits.get(p / 64).is_some_and(|w| w & (1 << (p % 64)) != 0)
+}
+
+fn set_bit(bits: &mut Vec<u64>, p: usize, on: bool) {
+    if bits.len() <= p / 64 {
+        bits.resize(p / 64 + 1, 0);
+    }
+    if on {
+        bits[p / 64] |= 1 << (p % 64);
+    } else {
+        bits[p / 64] &= !(1 << (p % 64));
+    }
 }
 
 impl Protocol {
-    /// Fetches invalid page `p` from `home`, with the read-ahead's pages after it, and
-    /// opens them read-only.
+    /// Before a barrier's notices naming `ps` are applied: marks those of them that this
+    /// PE fetched since the last barrier and still has read-only (homed elsewhere), which
+    /// the notices will invalidate.
+    pub(crate) fn mark_barrier_drops(&self, ps: impl IntoIterator<Item = u32>) {
+        let pages = &self.shared.pages;
+        let mut pe = self.pe.borrow_mut();
+        let t = pages.lock();
+        for p in ps.into_iter().map(|p| p as usize) {
+            if bit(&pe.readahead.fetched, p) && !pages.home_here(p) && t.state(p) == READ {
+                pe.readahead.mark_dropped(p);
+            }
+            // Invalid from here on: fetched again, it is noted again.
+            set_bit(&mut pe.readahead.fetched, p, false);
+        }
+    }
+
+    /// Forgets the last barrier's marks (at the next barrier, before its marks).
+    pub(crate) fn clear_barrier_drops(&self) {
+        self.pe.borrow_mut().readahead.dropped.fill(0);
+    }
+
+    /// Fetches invalid page `p` from `home`, with the pages after it the read-ahead
+    /// reaches, or with the run of pages the last barrier took away around it, and opens
+    /// them read-only.
     pub(crate) fn fetch_pages(&self, ctx: &Ctx, p: usize, home: usize) {
         let region = &self.shared.region;
         let pages = &self.shared.pages;
         let page = region.page();
-        let count = {
+        let (first, count) = {
             let mut pe = self.pe.borrow_mut();
-            let window = pe.readahead.window_at(p);
-            let last = (pe.allocated / page).min(p + window);
+            let end = pe.allocated / page;
+            let dropped = pe.readahead.is_dropped(p);
+            let window = if dropped {
+                0
+            } else {
+                pe.readahead.window_at(p)
+            };
             let t = pages.lock();
-            let count = 1
-                + (p + 1..last)
-                    .take_while(|&q| pe.homes[q] as usize == home && t.state(q) == INVALID)
-                    .count();
-            pe.readahead.next = p + count;
-            count
+            let fits = |q: usize| pe.homes[q] as usize == home && t.state(q) == INVALID;
+            let (first, count) = if dropped {
+                pe.readahead.batch_at(p, end, fits)
+            } else {
+                let after = (p + 1..end.min(p + window)).take_while(|&q| fits(q));
+                (p, 1 + after.count())
+            };
+            drop(t);
+            let ra = &mut pe.readahead;
+            if dropped {
+                // A sequential fault after the batch goes on with a full window.
+                ra.window = count.min(MAX_WINDOW);
+            }
+            ra.clear_dropped(first, count);
+            ra.next = first + count;
+            (first, count)
         };
+        let p = first;
         let call = ctx.call(home, self.wire.get_pages, &(p as u32, count as u32));
         let data = self.reply(ctx, call);
         assert_eq!(data.0.len(), count * page, "a home sends whole pages");
@@ -104,5 +210,24 @@ mod tests {
         assert_eq!(fetched, [1, 2, 4, 8, 16, 16, 16]);
         assert_eq!(ra.window_at(3), 1, "a fault elsewhere starts again");
         assert_eq!(ra.window_at(3), 1, "the same page again is not a run");
+    }
+
+    #[test]
+    fn a_batch_takes_the_marked_run_around_the_fault_up_to_the_cap() {
+        let mut ra = Readahead::default();
+        for p in (10..20).chain(30..30 + 2 * MAX_BATCH) {
+            ra.mark_dropped(p);
+        }
+        assert_eq!(ra.batch_at(14, 1000, |_| true), (10, 10), "both ways");
+        assert_eq!(ra.batch_at(14, 17, |_| true), (10, 7), "not past the end");
+        assert_eq!(
+            ra.batch_at(14, 1000, |q| q != 12),
+            (13, 7),
+            "only what fits"
+        );
+        assert_eq!(ra.batch_at(30, 1000, |_| true), (30, MAX_BATCH), "capped");
+        ra.clear_dropped(10, 5);
+        assert!(!ra.is_dropped(14) && ra.is_dropped(15));
+        assert_eq!(ra.batch_at(15, 1000, |_| true), (15, 5));
     }
 }

@@ -214,8 +214,12 @@ impl Protocol {
             now
         };
         let logs: Vec<(u32, u32, Vec<u32>)> = logs;
+        // The pages the notices take away from this PE come back in one batch a home at
+        // the first fault on one of them (see `fetch`).
+        self.clear_barrier_drops();
         for (_, _, payload) in logs {
             for (q, from, intervals) in self.onesided.receive_notices(&payload) {
+                self.mark_barrier_drops(intervals.iter().flatten().copied());
                 self.apply_notices(ctx, q, from, &intervals);
             }
         }

@@ -4,7 +4,15 @@
 
 use rhizome::World;
 use rhizome_dsm::{DsmConfig, Transfer};
-use rhizome_kernels::dsm::{App, run_dsm, run_dsm_with, run_sequential};
+use rhizome_kernels::dsm::{App, Outcome, run_dsm, run_dsm_with, run_sequential};
+
+/// `app` on `pes` local PEs of `threads` application threads each: every PE's outcome.
+fn on_pes(app: &App, pes: usize, threads: usize) -> Vec<Outcome> {
+    World::builder()
+        .pes(pes)
+        .run(|ctx| run_dsm(ctx, app, threads))
+        .unwrap_or_else(|e| panic!("{app:?} on {pes} PEs x {threads}: {e}"))
+}
 
 fn matches_sequential(app: App) {
     let seq = run_sequential(&app);
@@ -12,11 +20,7 @@ fn matches_sequential(app: App) {
     let want = seq.checksum;
     for pes in [1, 2, 4] {
         for threads in [1, 2] {
-            let got = World::builder()
-                .pes(pes)
-                .run(|ctx| run_dsm(ctx, &app, threads))
-                .unwrap_or_else(|e| panic!("{app:?} on {pes} PEs x {threads}: {e}"));
-            for o in got {
+            for o in on_pes(&app, pes, threads) {
                 assert_eq!(o.checksum, want, "{app:?} on {pes} PEs x {threads} threads");
                 assert!(o.valid, "{app:?} on {pes} PEs x {threads}: check failed");
                 assert!(
@@ -39,6 +43,24 @@ fn nbody_gives_the_sequential_result() {
         bodies: 200,
         steps: 3,
     });
+}
+
+/// 200 bodies fill 3 pages and part of a fourth: an even split of the bodies would put
+/// bodies of PE 1's threads on a page homed on PE 0, whose writes would travel as diffs.
+const BODIES_ACROSS_PAGES: App = App::Nbody {
+    bodies: 200,
+    steps: 2,
+};
+
+#[test]
+fn nbody_threads_write_only_bodies_homed_on_their_pe() {
+    for threads in [1, 2] {
+        let got = on_pes(&BODIES_ACROSS_PAGES, 2, threads);
+        let want = run_sequential(&BODIES_ACROSS_PAGES).checksum;
+        assert_eq!(got[0].checksum, want);
+        assert_eq!(got[0].stats.diffs_created, 0, "{threads} threads a PE");
+        assert!(got[0].stats.page_fetches > 0);
+    }
 }
 
 #[test]
@@ -87,11 +109,7 @@ fn tsp_queue_survives_contention() {
     };
     let want = run_sequential(&app).checksum;
     for round in 0..20 {
-        let got = World::builder()
-            .pes(4)
-            .run(|ctx| run_dsm(ctx, &app, 2))
-            .unwrap_or_else(|e| panic!("round {round}: {e}"));
-        for o in got {
+        for o in on_pes(&app, 4, 2) {
             assert_eq!(o.checksum, want, "round {round}");
             assert!(o.valid, "round {round}: the tour fails its check");
             assert!(o.stats.lock_acquires > 0, "round {round}");

@@ -1,6 +1,6 @@
 //! The paper's NBody and NBodyW microbenchmarks: bodies of 64 bytes (position, velocity,
-//! mass and padding: eight `f64`), split into contiguous blocks, one per thread. Each
-//! step every thread computes the acceleration of its bodies from all positions, waits at
+//! mass and padding: eight `f64`), split into contiguous blocks of whole pages, one per
+//! thread. Each step every thread computes the acceleration of its bodies from all positions, waits at
 //! a barrier, then moves its bodies, and waits again: reads and writes never meet in one
 //! phase, so any split gives the sequential bits. NBodyW adds the paper's sequential
 //! phase: one thread then writes every body (it removes the mean velocity, summed in
@@ -20,9 +20,18 @@ const BODY: usize = 8;
 const DT: f64 = 1e-3;
 const SOFTENING: f64 = 1e-3;
 
+/// Bodies in a 4 KiB page, the unit of the split between threads.
+const PAGE_BODIES: usize = 4096 / (BODY * 8);
+
 impl Nbody {
+    /// Thread `id`'s bodies: whole pages of them, so that a thread's bodies are homed on
+    /// its PE (block homes give PE `q` of `n` the pages from `ceil(q * pages / n)`, and
+    /// the threads of a PE have consecutive `id`s) and no page is written by two PEs.
+    /// With more threads than pages, some get none.
     fn mine(&self, id: usize, all: usize) -> std::ops::Range<usize> {
-        id * self.bodies / all..(id + 1) * self.bodies / all
+        let pages = self.bodies.div_ceil(PAGE_BODIES);
+        let bound = |i: usize| (i * pages).div_ceil(all) * PAGE_BODIES;
+        bound(id).min(self.bodies)..bound(id + 1).min(self.bodies)
     }
     /// The sequential phase: every body's velocity minus the mean velocity.
     fn remove_mean_velocity(&self, m: Mem) {
