@@ -37,41 +37,25 @@ impl RemoteOps {
 
     /// The counts as words (to gather them from every PE), in field order.
     pub fn to_words(&self) -> [u64; 6] {
-        let RemoteOps {
-            gets,
-            get_bytes,
-            puts,
-            compare_exchanges,
-            other_atomics,
-            waited,
-        } = *self;
         [
-            gets,
-            get_bytes,
-            puts,
-            compare_exchanges,
-            other_atomics,
-            waited,
+            self.gets,
+            self.get_bytes,
+            self.puts,
+            self.compare_exchanges,
+            self.other_atomics,
+            self.waited,
         ]
     }
 
     /// The counts from [`to_words`](Self::to_words).
-    pub fn from_words(words: [u64; 6]) -> RemoteOps {
-        let [
-            gets,
-            get_bytes,
-            puts,
-            compare_exchanges,
-            other_atomics,
-            waited,
-        ] = words;
+    pub fn from_words(w: [u64; 6]) -> RemoteOps {
         RemoteOps {
-            gets,
-            get_bytes,
-            puts,
-            compare_exchanges,
-            other_atomics,
-            waited,
+            gets: w[0],
+            get_bytes: w[1],
+            puts: w[2],
+            compare_exchanges: w[3],
+            other_atomics: w[4],
+            waited: w[5],
         }
     }
 }
