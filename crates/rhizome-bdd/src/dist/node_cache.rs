@@ -1,24 +1,32 @@
 //! A lossy, per-PE cache of nodes read from the distributed table.
 //!
 //! Nodes never change between collections, so a cached copy is exact until the next
-//! collection, which empties the cache. Each entry is three words: the node's global
-//! index (or [`LOCKED`] while a writer fills it) and the node's two words. A writer that
-//! cannot lock an entry at once drops its copy (a later read only costs another get); a
-//! reader that sees the key change while it reads reports a miss. Re-filling an entry
-//! with the same index writes the same words, so a reader racing with it cannot see a
-//! mix of two nodes.
+//! collection, which empties the cache. Each entry is three words: a key word (the node's
+//! global index in bits 0..40, a version in bits 40..63, a lock bit) and the node's two
+//! words. It is a seqlock, as the operation cache's entries (`op_cache.rs`): a writer
+//! locks the key word with a compare-and-swap, writes the node and publishes the index
+//! with a new version; a writer that cannot lock an entry at once drops its copy (a later
+//! read only costs another get). A reader takes the words only if the key word, index and
+//! version, is the same before and after it reads them. The version is what makes that
+//! check sound: without it a reader of node `a` could read one word of `a` and one of a
+//! node `b` that a writer was filling, and then see `a` again because a third writer
+//! refilled it (seen in CI under load).
 
-use crate::zeroed::{Zeroed, zeroed};
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use crate::edge::INDEX_MASK;
+use crate::sync::{AtomicU64, Ordering, Table, fence, table};
 
-/// The key of an entry some writer is filling.
-const LOCKED: u64 = u64::MAX;
+/// The lock bit of a key word: some writer is filling the entry.
+const LOCK: u64 = 1 << 63;
+const VERSION_SHIFT: u32 = 40;
+/// Bits 40..63: how many times the entry was written (mod 2^23). A reader is fooled
+/// only if exactly a multiple of 2^23 writes to this entry fall inside its three loads.
+const VERSION_MASK: u64 = ((1 << 23) - 1) << VERSION_SHIFT;
 
 /// Direct-mapped: the low bits of a node's index pick its entry.
 pub(super) struct NodeCache {
     /// Zero pages until first used: a cache larger than the nodes a PE reads costs only
     /// the entries it fills.
-    entries: Zeroed<[AtomicU64; 3]>,
+    entries: Table<[AtomicU64; 3]>,
     mask: usize,
 }
 
@@ -27,7 +35,7 @@ impl NodeCache {
     pub(super) fn new(entries: usize) -> NodeCache {
         let n = entries.max(1).next_power_of_two();
         NodeCache {
-            entries: zeroed(n),
+            entries: table(n),
             mask: n - 1,
         }
     }
@@ -40,31 +48,39 @@ impl NodeCache {
     /// The two words of node `index` (never 0), if cached.
     #[inline]
     pub(super) fn get(&self, index: u64) -> Option<(u64, u64)> {
+        debug_assert_eq!(index & !INDEX_MASK, 0);
         let e = self.entry(index);
-        if e[0].load(Ordering::Acquire) != index {
+        let key = e[0].load(Ordering::Acquire);
+        // Another index, or locked: a miss.
+        if key & (INDEX_MASK | LOCK) != index {
             return None;
         }
         let (w0, w1) = (e[1].load(Ordering::Relaxed), e[2].load(Ordering::Relaxed));
-        // The words must have been read before the key is checked again (seqlock).
+        // The words must have been read before the key is checked again.
         fence(Ordering::Acquire);
-        (e[0].load(Ordering::Relaxed) == index).then_some((w0, w1))
+        (e[0].load(Ordering::Relaxed) == key).then_some((w0, w1))
     }
 
     /// Remembers node `index`; may drop it.
     #[inline]
     pub(super) fn put(&self, index: u64, w0: u64, w1: u64) {
+        debug_assert_eq!(index & !INDEX_MASK, 0);
         let e = self.entry(index);
         let old = e[0].load(Ordering::Relaxed);
-        if old == LOCKED
+        if old & LOCK != 0
             || e[0]
-                .compare_exchange(old, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(old, old | LOCK, Ordering::Acquire, Ordering::Relaxed)
                 .is_err()
         {
             return;
         }
+        // Orders the lock before the word stores for a reader, whose acquire fence pairs
+        // with this one (as in `op_cache::write_entry`, where loom found the need).
+        fence(Ordering::Release);
         e[1].store(w0, Ordering::Relaxed);
         e[2].store(w1, Ordering::Relaxed);
-        e[0].store(index, Ordering::Release);
+        let version = (old & VERSION_MASK).wrapping_add(1 << VERSION_SHIFT) & VERSION_MASK;
+        e[0].store(index | version, Ordering::Release);
     }
 
     /// Forgets every entry (at a collection: slots of dead nodes are reused).
@@ -81,7 +97,7 @@ impl NodeCache {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -106,7 +122,7 @@ mod tests {
             for t in 0..4u64 {
                 let c = &c;
                 s.spawn(move || {
-                    for k in 0..20_000u64 {
+                    for k in 0..200_000u64 {
                         let i = 1 + (k * 4 + t) % 7;
                         c.put(i, i, !i);
                         if let Some((w0, w1)) = c.get(i) {
@@ -115,6 +131,52 @@ mod tests {
                     }
                 });
             }
+        });
+    }
+}
+
+/// The seqlock under loom's model of the memory orderings: a reader racing with a writer
+/// of another node and a writer refilling its own never returns a mix of two nodes.
+/// Run: `RUSTFLAGS="--cfg loom" cargo test --release -p rhizome-bdd --lib node_cache::loom_model`.
+#[cfg(all(test, loom))]
+mod loom_model {
+    use super::*;
+    use ::loom::sync::Arc;
+    use ::loom::thread;
+
+    #[test]
+    fn a_reader_racing_a_replacement_and_a_refill_sees_a_whole_node_or_a_miss() {
+        ::loom::model(|| {
+            let cache = Arc::new(NodeCache::new(1));
+            cache.put(1, 1, !1);
+            let writers: Vec<_> = [7u64, 1]
+                .into_iter()
+                .map(|i| {
+                    let c = Arc::clone(&cache);
+                    thread::spawn(move || c.put(i, i, !i))
+                })
+                .collect();
+            if let Some(w) = cache.get(1) {
+                assert_eq!(w, (1, !1), "a mix of two nodes");
+            }
+            for w in writers {
+                w.join().unwrap();
+            }
+            for i in [1u64, 7] {
+                if let Some(w) = cache.get(i) {
+                    assert_eq!(w, (i, !i));
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn a_node_written_before_a_join_is_found() {
+        ::loom::model(|| {
+            let cache = Arc::new(NodeCache::new(2));
+            let c = Arc::clone(&cache);
+            thread::spawn(move || c.put(5, 10, 11)).join().unwrap();
+            assert_eq!(cache.get(5), Some((10, 11)));
         });
     }
 }
