@@ -11,8 +11,12 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 pub struct Backoff {
     idle: u32,
+    // Under loom every round is a model yield, so the schedule goes unread there.
+    #[cfg_attr(loom, allow(dead_code))]
     spins: u32,
+    #[cfg_attr(loom, allow(dead_code))]
     yields: u32,
+    #[cfg_attr(loom, allow(dead_code))]
     nap: Duration,
 }
 

@@ -266,7 +266,7 @@ impl Worker {
     #[inline(never)]
     fn wait_for_export(&self) -> bool {
         let h = self.owner.begin_wait();
-        let mut backoff = crate::tasks::remote_backoff();
+        let mut backoff = crate::tasks::idle_backoff();
         loop {
             let state = self.owner.thief_state(h);
             if state == COMPLETED {

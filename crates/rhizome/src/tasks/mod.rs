@@ -125,9 +125,8 @@ pub use stats::Stats;
 pub use steal::StealPolicy;
 pub use worker::TaskCtx;
 
-pub(crate) use sendable::{
-    decode_outcome, encode_description, help_remote, poll_here, remote_backoff,
-};
+pub(crate) use schedule::idle_backoff;
+pub(crate) use sendable::{decode_outcome, encode_description, help_remote, poll_here};
 
 use crate::pool::{Pool, Worker};
 use crate::world::{Am, Ctx};

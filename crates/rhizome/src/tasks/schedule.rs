@@ -23,7 +23,7 @@ pub(super) const REMOTE_GRACE: u32 = 32;
 /// How an idle worker waits between scheduling steps: spins, then yields, then naps (short
 /// enough for steal latency, long enough to leave the core to busy threads when the
 /// machine is oversubscribed).
-pub(super) fn idle_backoff() -> Backoff {
+pub(crate) fn idle_backoff() -> Backoff {
     Backoff::with_nap(64, 2048, Duration::from_micros(20))
 }
 

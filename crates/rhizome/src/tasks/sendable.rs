@@ -7,7 +7,7 @@
 use super::Shared;
 use super::future::{JobError, NO_THIEF, decode_result};
 use super::job::Job;
-use super::schedule::{Halves, REMOTE_GRACE, idle_backoff};
+use super::schedule::{Halves, REMOTE_GRACE};
 use super::wire::{Wire, encode_job, kind_of};
 use super::worker::current_worker;
 use crate::backoff::Backoff;
@@ -33,18 +33,12 @@ pub(crate) fn poll_here() {
     }
 }
 
-/// How a frame waits for its half on another PE: as a waiting `get` does
-/// (`schedule.rs`), through [`help_remote`].
-pub(crate) fn remote_backoff() -> Backoff {
-    idle_backoff()
-}
-
 /// One step of a frame that waits for its half on another PE: runs a job if there is one
 /// (the PE's main thread also moves messages, the result among them); after a grace of
 /// `REMOTE_GRACE` empty steps, asks other PEs for work. When nothing ran, waits one round
-/// of `backoff` (from [`remote_backoff`]); when something did, resets it. True if it ran
-/// something.
-pub(crate) fn help_remote(backoff: &mut Backoff) -> bool {
+/// of `backoff` (an `idle_backoff()`, as a waiting `get` uses); when something did, resets
+/// it.
+pub(crate) fn help_remote(backoff: &mut Backoff) {
     let ran = match current_worker() {
         Some(t) => {
             if t.sh.jobs.stopped() {
@@ -60,7 +54,6 @@ pub(crate) fn help_remote(backoff: &mut Backoff) -> bool {
     } else {
         backoff.snooze();
     }
-    ran
 }
 
 impl Shared {
