@@ -150,6 +150,10 @@ impl Protocol {
             Op::Acquire => return self.acquire(ctx, slot, arg as u32),
             Op::Release => self.release(ctx, slot, arg as u32),
             Op::Barrier => return self.arrive(ctx, slot),
+            Op::Prefetch => {
+                self.prefetch(ctx, (arg >> 32) as u32, arg as u32);
+                Ok(())
+            }
         };
         let s = &self.shared.slots[slot];
         match done {
