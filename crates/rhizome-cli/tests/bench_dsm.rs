@@ -58,6 +58,9 @@ fn records_carry_speedup_and_protocol_counters() {
             ["water", "tsp"].contains(&r["app"].as_str().unwrap()),
             "{r}"
         );
+        // Water asks for the next run of locks' tokens ahead: some start on the other PE.
+        let prefetches = p["lock_prefetches"].as_u64().unwrap();
+        assert_eq!(prefetches > 0, r["app"] == "water", "{r}");
     }
 }
 

@@ -37,13 +37,25 @@ pub(crate) enum Op {
     Release,
     /// Enter the barrier.
     Barrier,
+    /// Ask for the tokens of locks ahead of their acquisitions: the argument is
+    /// `first << 32 | count`.
+    Prefetch,
 }
+
+// A prefetch's argument packs two `u32`s into the slot's `usize`.
+const _: () = assert!(usize::BITS >= 64, "rhizome-dsm needs 64-bit words");
 
 impl Op {
     fn from_word(w: u32) -> Option<Op> {
-        [Op::Fault, Op::Acquire, Op::Release, Op::Barrier]
-            .into_iter()
-            .find(|&op| op as u32 == w)
+        [
+            Op::Fault,
+            Op::Acquire,
+            Op::Release,
+            Op::Barrier,
+            Op::Prefetch,
+        ]
+        .into_iter()
+        .find(|&op| op as u32 == w)
     }
 }
 

@@ -396,6 +396,42 @@ impl DsmLock {
         }
         t.request(Op::Release, self.id as usize)
     }
+
+    /// Asks for the tokens of locks `ids` ahead of the calling thread's acquisitions of
+    /// them, and returns without waiting: the PE asks for each token not here and not
+    /// asked for yet, so that their round trips overlap and a later
+    /// [`acquire`](DsmLock::acquire) finds the token here. A hint only: it holds nothing,
+    /// a token asked for so may go on to another PE that asks later, and what the holder
+    /// sees is decided at its acquisition as always. Costs nothing if every token is here.
+    ///
+    /// ```no_run
+    /// # use rhizome_dsm::{DsmLock, DsmThread};
+    /// # fn add(t: &DsmThread) {
+    /// DsmLock::prefetch(t, 64..128); // the next block, while this one is summed
+    /// for id in 0..64 {
+    ///     DsmLock::new(id).acquire(t);
+    ///     // ... update the data lock `id` guards ...
+    ///     DsmLock::new(id).release(t).unwrap();
+    /// }
+    /// # }
+    /// ```
+    pub fn prefetch(t: &DsmThread, ids: std::ops::Range<u32>) {
+        let fast = &t.shared.fast_locks;
+        let mut ids = ids;
+        // Trimmed to the locks whose tokens are not here: none left, no request.
+        while !ids.is_empty() && fast.here(ids.start) {
+            ids.start += 1;
+        }
+        while !ids.is_empty() && fast.here(ids.end - 1) {
+            ids.end -= 1;
+        }
+        if ids.is_empty() {
+            return;
+        }
+        let arg = ((ids.start as u64) << 32 | (ids.end - ids.start) as u64) as usize;
+        t.request(Op::Prefetch, arg)
+            .expect("a prefetch is never refused");
+    }
 }
 
 /// `len` elements of `T` in the shared region: an allocation of [`Dsm::alloc`].

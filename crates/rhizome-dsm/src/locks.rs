@@ -35,6 +35,14 @@
 //! When a thread releases while another PE's request waits, the other PE gets the token
 //! (before this PE's own waiting threads, which then ask the manager again), so neither
 //! PE can starve the other.
+//!
+//! A thread that knows which locks it takes next may ask for their tokens ahead
+//! ([`crate::DsmLock::prefetch`]): the PE asks the managers for the tokens not here and
+//! not asked for yet, and the thread goes on at once. A token that arrives with no thread
+//! of this PE waiting stays cached here (or goes on at once to a PE that asked after
+//! this one), so the acquisitions that follow find it here; the round trips of a run of
+//! acquisitions overlap instead of following each other. A prefetch only moves tokens, as
+//! any request does: what a holder sees is decided at its acquisition, as before.
 
 use crate::Intervals;
 use crate::fault::Done;
@@ -95,6 +103,13 @@ impl FastLocks {
             )
             .is_ok()
         })
+    }
+
+    /// Whether `lock`'s token is here with its word published (free or held by a thread
+    /// of this PE): nothing to ask for.
+    pub(crate) fn here(&self, lock: u32) -> bool {
+        self.word(lock)
+            .is_some_and(|w| w.load(Ordering::Relaxed) != SLOW)
     }
 
     /// The service thread takes `lock` back: returns what the word said, if it was
@@ -182,6 +197,24 @@ impl Protocol {
         self.take_back(lock);
         self.granted(ctx, lock, notices);
         self.republish(lock);
+    }
+
+    /// Serves a thread's prefetch of locks `first..first + count`: asks for every token
+    /// that is not here and not asked for yet, and waits for none of them.
+    pub(crate) fn prefetch(&self, ctx: &Ctx, first: u32, count: u32) {
+        for lock in first..first.saturating_add(count) {
+            let ask = {
+                let mut pe = self.pe.borrow_mut();
+                let st = pe.lock_state(lock);
+                let ask = !st.token && !st.requested;
+                st.requested |= ask;
+                pe.stats.lock_prefetches += ask as u64;
+                ask
+            };
+            if ask {
+                self.ask_manager(ctx, lock);
+            }
+        }
     }
 
     /// Takes `lock`'s word back from the application threads, learning who took it.
@@ -322,12 +355,21 @@ impl Protocol {
             self.apply_notices(ctx, q, from, &intervals);
         }
         let mut pe = self.pe.borrow_mut();
-        pe.stats.lock_acquires += 1;
         let st = pe.lock_states.get_mut(&lock).expect("a requested lock");
         st.token = true;
         st.requested = false;
-        let slot = st.waiters.pop_front().expect("a grant answers a waiter");
+        let Some(slot) = st.waiters.pop_front() else {
+            // A prefetched token nobody here waits for yet: cached here, unless another
+            // PE asked for it since, which gets it now.
+            let next = st.next.take();
+            drop(pe);
+            if let Some((to, vt)) = next {
+                self.grant(ctx, lock, to, &vt);
+            }
+            return;
+        };
         st.holder = Some(slot);
+        pe.stats.lock_acquires += 1;
         drop(pe);
         self.shared.slots[slot].complete(Done::Ok);
     }

@@ -73,21 +73,35 @@ impl Protocol {
                 }
             }
             idle += 1;
-            self.snooze(idle, 32, bell);
+            self.snooze(idle, 32, bell, true);
         }
     }
 
     /// One idle round of the service thread, its `idle`-th in a row: spin for the first
     /// [`SPINS`], yield until round `yields`, then sleep until the doorbell rings after
-    /// `bell` was read.
-    fn snooze(&self, idle: u32, yields: u32, bell: u32) {
+    /// `bell` was read. Without an arrival hook (MPI) it yields on while `idle_nap` is
+    /// false (a reply is due), and naps briefly between polls while it is true (nothing
+    /// is awaited).
+    fn snooze(&self, idle: u32, yields: u32, bell: u32, idle_nap: bool) {
         let sh = &self.shared;
+        let ring = sh.messages_ring.load(Ordering::Relaxed);
         if idle < SPINS {
             std::hint::spin_loop();
-        } else if idle < yields || !sh.messages_ring.load(Ordering::Relaxed) {
-            // Without an arrival hook a message is only seen by polling: yield the
-            // core to the application threads between polls, but never nap.
+        } else if idle < yields || (!ring && !idle_nap) {
             std::thread::yield_now();
+        } else if !ring {
+            // A message is only seen by polling. Yielding between polls kept a core's
+            // worth of polling runnable beside the application threads (under `mpirun
+            // -np 2` on 2 cores, Water-like's PEs spent a third of their compute time
+            // again in `MPI_Improbe` and `sched_yield`): nap instead, 10 us at first and
+            // longer while nothing comes, up to 160 us; this PE's own threads' requests
+            // still ring the bell and end the nap at once.
+            let us = 10 << ((idle - yields) / 16).min(4);
+            let nap = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: us * 1000,
+            };
+            sh.doorbell.sleep(bell, &nap);
         } else {
             // Every event rings the bell: sleep until it does. The timeout only bounds
             // how late an abort of another PE is noticed.
@@ -121,7 +135,7 @@ impl Protocol {
                 continue;
             }
             idle += 1;
-            self.snooze(idle, SPINS, bell);
+            self.snooze(idle, SPINS, bell, false);
         }
     }
 
@@ -150,6 +164,10 @@ impl Protocol {
             Op::Acquire => return self.acquire(ctx, slot, arg as u32),
             Op::Release => self.release(ctx, slot, arg as u32),
             Op::Barrier => return self.arrive(ctx, slot),
+            Op::Prefetch => {
+                self.prefetch(ctx, (arg >> 32) as u32, arg as u32);
+                Ok(())
+            }
         };
         let s = &self.shared.slots[slot];
         match done {

@@ -30,6 +30,9 @@ pub struct DsmStats {
     /// Of those, the ones served with no message: the lock's token was on this PE (cached
     /// since this PE's last release of it, or handed from one of its threads to another).
     pub lock_local: u64,
+    /// Tokens asked for ahead of their acquisitions ([`crate::DsmLock::prefetch`]); an
+    /// acquisition that finds its token here already counts as local.
+    pub lock_prefetches: u64,
     /// Nanoseconds application threads waited in `acquire`.
     pub lock_wait_ns: u64,
     /// Barriers completed (counted once per PE).
@@ -53,6 +56,7 @@ macro_rules! fields {
             put_bytes,
             lock_acquires,
             lock_local,
+            lock_prefetches,
             lock_wait_ns,
             barriers,
             barrier_wait_ns

@@ -4,8 +4,10 @@
 //! 1 and with 2 application threads per PE, under both interval policies, with diffs and
 //! write notices in messages, and twice more with both written by one-sided puts.
 
+mod prefetch;
 mod readahead;
 
+use prefetch::{prefetch_of_tokens_here_asks_nothing, prefetched_locks_lose_no_update};
 use readahead::a_run_of_pages_is_fetched_in_few_faults;
 use rhizome::Ctx;
 use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes, Intervals, Transfer};
@@ -57,6 +59,8 @@ suite!(
     threads_hammering_two_locks_lose_no_update,
     rings_and_bins_wrap_without_loss,
     a_run_of_pages_is_fetched_in_few_faults,
+    prefetched_locks_lose_no_update,
+    prefetch_of_tokens_here_asks_nothing,
 );
 
 fn config(m: Mode) -> DsmConfig {

@@ -65,6 +65,9 @@ pub trait Team {
     fn lock(&self, i: usize);
     /// Gives lock `i` back.
     fn unlock(&self, i: usize);
+    /// A hint: this thread takes locks `locks` soon (their tokens may be asked for
+    /// ahead). Nothing by default.
+    fn prefetch(&self, _locks: std::ops::Range<usize>) {}
 }
 
 /// The sequential run's team: one thread, nothing to wait for.
@@ -86,6 +89,9 @@ impl Team for DsmThread<'_> {
     fn unlock(&self, i: usize) {
         // The kernels release only what they hold.
         DsmLock::new(i as u32).release(self).expect("lock held")
+    }
+    fn prefetch(&self, locks: std::ops::Range<usize>) {
+        DsmLock::prefetch(self, locks.start as u32..locks.end as u32)
     }
 }
 
