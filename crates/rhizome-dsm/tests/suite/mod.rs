@@ -6,7 +6,9 @@
 
 mod readahead;
 
-use readahead::a_run_of_pages_is_fetched_in_few_faults;
+use readahead::{
+    a_page_in_flight_never_comes_back_older_than_a_notice, a_run_of_pages_is_fetched_in_few_faults,
+};
 use rhizome::Ctx;
 use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes, Intervals, Transfer};
 
@@ -57,6 +59,7 @@ suite!(
     threads_hammering_two_locks_lose_no_update,
     rings_and_bins_wrap_without_loss,
     a_run_of_pages_is_fetched_in_few_faults,
+    a_page_in_flight_never_comes_back_older_than_a_notice,
 );
 
 fn config(m: Mode) -> DsmConfig {
