@@ -72,6 +72,8 @@ pub(crate) struct Readahead {
     /// the first access shows they are wanted (and only then are they marked fetched, to
     /// be prefetched again at the next barrier).
     arrived: Vec<u64>,
+    /// Lock tokens this PE had received from other PEs at the last barrier.
+    grants_at_barrier: u64,
 }
 
 impl Readahead {
@@ -247,7 +249,21 @@ impl Protocol {
     /// At the end of a barrier: fetches back, in batches, the pages its notices took away
     /// from this PE (see the module documentation), before any thread asks; a thread that
     /// faults on one meanwhile waits for its batch.
+    ///
+    /// Only after an epoch in which no lock's token came from another PE: where locks
+    /// move between PEs, their grants' notices take pages away again soon after (Water's
+    /// molecules), and a prefetched page would mostly travel for nothing; the batch at the
+    /// first fault serves those epochs.
     pub(crate) fn prefetch_dropped(&self, ctx: &Ctx) {
+        {
+            let mut pe = self.pe.borrow_mut();
+            let grants = pe.stats.lock_acquires - pe.stats.lock_local;
+            let quiet = grants == pe.readahead.grants_at_barrier;
+            pe.readahead.grants_at_barrier = grants;
+            if !quiet {
+                return;
+            }
+        }
         let mut p = 0;
         loop {
             let next = {
