@@ -35,7 +35,7 @@
 //!
 //! Modules: `config` ([`DsmConfig`]: homes, interval policy), `region` (the `memfd` and
 //! its two views), `fault` (the `SIGSEGV` handler and the requests of application
-//! threads), `doorbell` (what wakes the service thread), `diff` (twins and word-level diffs), `fetch` (page fetches with read-ahead), `protocol`
+//! threads), `doorbell` (what wakes the service thread), `diff` (twins and word-level diffs), `fetch` (page fetches with read-ahead, and the barrier's prefetch), `inflight` (fetches sent and not answered, and the threads waiting for them), `protocol`
 //! (page states, intervals, write notices), `locks` (lock tokens, cached where last used), `wire` (messages and their handlers),
 //! `service` (the service loop: faults, locks, barriers), `sched` (its time slice), `stats` ([`DsmStats`]).
 
@@ -44,6 +44,7 @@ mod diff;
 mod doorbell;
 mod fault;
 mod fetch;
+mod inflight;
 mod locks;
 mod onesided;
 mod pages;

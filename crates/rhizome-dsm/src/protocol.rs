@@ -29,6 +29,7 @@
 
 use crate::diff;
 use crate::fetch::Readahead;
+use crate::inflight::{InFlight, Waiter};
 use crate::locks::{LockState, manager};
 use crate::onesided::{Cursors, OneSided};
 use crate::pages::{INVALID, READ, WRITE};
@@ -87,6 +88,8 @@ pub(crate) struct Pe {
     pub(crate) cursors: Cursors,
     /// The read-ahead of page fetches.
     pub(crate) readahead: Readahead,
+    /// Page fetches sent and not answered yet.
+    pub(crate) inflight: InFlight,
 }
 
 impl Pe {
@@ -115,6 +118,7 @@ impl Pe {
             stats: DsmStats::default(),
             cursors: Cursors::new(pes),
             readahead: Readahead::default(),
+            inflight: InFlight::default(),
         }
     }
 
@@ -167,8 +171,10 @@ impl Protocol {
         self.shared.region.page()
     }
 
-    /// Serves a fault of one application thread: `Ok` once the access can run again.
-    pub(crate) fn fault(&self, ctx: &Ctx, arg: usize) -> Result<(), String> {
+    /// Serves a fault of the application thread of `slot`: `Ok(true)` once the access
+    /// can run again, `Ok(false)` if the thread waits for a page fetch (sent now, or in
+    /// flight already), which lets it go when the page is installed.
+    pub(crate) fn fault(&self, ctx: &Ctx, slot: usize, arg: usize) -> Result<bool, String> {
         let offset = arg >> 2;
         let known = arg & 2 != 0;
         let write = arg & 1 != 0;
@@ -189,16 +195,34 @@ impl Protocol {
         // invalid while the page travels (the handler's fast path leaves it alone).
         let state = pages.lock().state(p);
         if state == INVALID {
-            self.fetch_pages(ctx, p, home);
+            let waiter = Waiter {
+                slot,
+                page: p,
+                write: known && write,
+            };
             self.pe.borrow_mut().stats.read_faults += 1;
-            if !(known && write) {
-                return Ok(());
+            if self.open_arrived(p) {
+                // The barrier's prefetch brought it already.
+                self.pe.borrow_mut().stats.joined_fetches += 1;
+                if !(known && write) {
+                    return Ok(true);
+                }
+            } else {
+                let mut pe = self.pe.borrow_mut();
+                if let Some(id) = pe.inflight.find(p) {
+                    // Another thread's fetch, or the barrier's prefetch, brings it: wait
+                    // for that one rather than send another.
+                    pe.stats.joined_fetches += 1;
+                    pe.inflight.join(id, waiter);
+                } else {
+                    drop(pe);
+                    self.start_fetch(ctx, p, home, Some(waiter));
+                }
+                return Ok(false);
             }
-            // The retried store would fault again at once: open the page for writing now
-            // (one fault instead of two).
         } else if known && !write {
             // A thread that only read, served after another thread's fetch.
-            return Ok(());
+            return Ok(true);
         }
         let t = pages.lock();
         if t.state(p) == READ {
@@ -209,7 +233,7 @@ impl Protocol {
             self.pe.borrow_mut().stats.write_faults += 1;
         }
         // WRITE: another thread's fault opened it first: served once for all.
-        Ok(())
+        Ok(true)
     }
 
     /// The home of page `p` (`known` as this PE's table has it): a first-touch page not
@@ -337,6 +361,16 @@ impl Protocol {
         let mut dirty = Vec::new();
         let pages = &self.shared.pages;
         let lazy = self.pe.borrow().intervals == Intervals::Lazy;
+        {
+            // A fetch sent before these notices may bring a page older than their diffs.
+            let mut pe = self.pe.borrow_mut();
+            for &p in &fresh {
+                pe.inflight.mark_stale(p as usize);
+                pe.readahead.forget_arrived(p as usize);
+            }
+        }
+        // Read-only pages to invalidate, closed with one `mprotect` per run.
+        let mut stale = Vec::new();
         for p in fresh {
             if pages.home_here(p as usize) {
                 continue;
@@ -351,12 +385,20 @@ impl Protocol {
                 self.pe.borrow_mut().flushed.insert(p);
                 // (A later fetch of it from its home arrives after the diff.)
                 self.flush_pages(ctx, &[p], Access::None);
-            } else {
-                let t = pages.lock();
-                if t.state(p as usize) == READ {
-                    self.shared.region.protect(p as usize, 1, Access::None);
-                    t.set_state(p as usize, INVALID);
-                }
+            } else if state == READ {
+                stale.push(p as usize);
+            }
+        }
+        {
+            let t = pages.lock();
+            // Nothing else changes a read-only page's state (the handler's fast path runs
+            // under the same lock, and is shut out while the runs close).
+            stale.retain(|&p| t.state(p) == READ);
+            for run in stale.chunk_by(|a, b| a + 1 == *b) {
+                self.shared.region.protect(run[0], run.len(), Access::None);
+            }
+            for &p in &stale {
+                t.set_state(p, INVALID);
             }
         }
         self.two_way_update(ctx, &dirty);

@@ -61,7 +61,12 @@ impl Protocol {
             if sh.panicked.load(Ordering::Acquire) {
                 return;
             }
-            if !told && sh.finished.load(Ordering::Acquire) == sh.slots.len() {
+            // Ended only once this PE's fetches are answered: until every PE has ended,
+            // every home still serves.
+            if !told
+                && sh.finished.load(Ordering::Acquire) == sh.slots.len()
+                && self.pe.borrow().inflight.is_empty()
+            {
                 told = true;
                 self.tell_ended(ctx);
                 continue;
@@ -160,7 +165,11 @@ impl Protocol {
 
     fn serve_request(&self, ctx: &Ctx, slot: usize, op: Op, arg: usize) {
         let done = match op {
-            Op::Fault => self.fault(ctx, arg),
+            Op::Fault => match self.fault(ctx, slot, arg) {
+                // Waits for a page fetch, whose answer lets it go.
+                Ok(false) => return,
+                done => done.map(|_| ()),
+            },
             Op::Acquire => return self.acquire(ctx, slot, arg as u32),
             Op::Release => self.release(ctx, slot, arg as u32),
             Op::Barrier => return self.arrive(ctx, slot),
@@ -241,6 +250,8 @@ impl Protocol {
                 self.apply_notices(ctx, q, from, &intervals);
             }
         }
+        // Asked for now, they travel while the threads start the next phase.
+        self.prefetch_dropped(ctx);
         let arrivals = {
             let mut pe = self.pe.borrow_mut();
             crate::onesided::close_bins_epoch(&mut pe);

@@ -9,6 +9,9 @@ pub struct DsmStats {
     pub read_faults: u64,
     /// Faults on read-only pages: the first write of an interval (a twin unless home).
     pub write_faults: u64,
+    /// Of the read faults, those that waited for a fetch already in flight (another
+    /// thread's, or the prefetch at the end of a barrier) instead of sending one.
+    pub joined_fetches: u64,
     /// Pages fetched from their home.
     pub page_fetches: u64,
     /// Diffs computed and sent to a home.
@@ -46,6 +49,7 @@ macro_rules! fields {
         $m!(
             read_faults,
             write_faults,
+            joined_fetches,
             page_fetches,
             diffs_created,
             diffs_applied,

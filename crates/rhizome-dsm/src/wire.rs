@@ -80,6 +80,16 @@ pub(crate) fn unpack_notices(mut flat: &[u32]) -> Vec<(usize, u32, Vec<Vec<u32>>
     out
 }
 
+/// The contents of pages `first..first + count` at their home, for a fetch.
+fn read_pages(sh: &Shared, first: u32, count: u32) -> Bytes {
+    let (first, count) = (first as usize, count as usize);
+    let mut out = Vec::with_capacity(count * sh.region.page());
+    for p in first..first + count {
+        sh.region.with_page(p, |d| out.extend_from_slice(d));
+    }
+    Bytes(out)
+}
+
 /// A lock request: `(lock, pe, the pe's vector timestamp)`.
 type Request = Am<(u32, u32, Vec<u32>)>;
 
@@ -88,6 +98,10 @@ type Request = Am<(u32, u32, Vec<u32>)>;
 pub(crate) struct Wire {
     /// `(first, count)`: the contents of pages `first..first + count`, from their home.
     pub(crate) get_pages: CallAm<(u32, u32), Bytes>,
+    /// To a home, `(first, count, id, pe)`: PE `pe` fetches pages `first..first + count`
+    /// as its fetch `id`; the home answers with `pages`, which installs them there
+    /// (`fetch::install`).
+    pub(crate) fetch: Am<(u32, u32, u32, u32)>,
     /// Apply `(p, from, diff)` to page `p` at its home, which acknowledges it to `from`.
     pub(crate) diff: Am<(u32, u32, Bytes)>,
     /// To a first-touch page's decider: `(p, pe)` touches page `p`; the reply is its home
@@ -110,13 +124,15 @@ impl Wire {
     /// Collective: registers the handlers (every PE in the same order).
     pub(crate) fn register(ctx: &Ctx, shared: &Arc<Shared>, pe: &Rc<RefCell<Pe>>) -> Wire {
         let sh = shared.clone();
-        let get_pages = ctx.register_call(move |_ctx, (first, count): (u32, u32)| {
-            let (first, count) = (first as usize, count as usize);
-            let mut out = Vec::with_capacity(count * sh.region.page());
-            for p in first..first + count {
-                sh.region.with_page(p, |d| out.extend_from_slice(d));
-            }
-            Bytes(out)
+        let get_pages = ctx
+            .register_call(move |_ctx, (first, count): (u32, u32)| read_pages(&sh, first, count));
+        let (sh, st) = (shared.clone(), pe.clone());
+        let pages = ctx.register(move |_ctx, (id, data): (u32, Bytes)| {
+            crate::fetch::install(&sh, &mut st.borrow_mut(), id, &data.0);
+        });
+        let sh = shared.clone();
+        let fetch = ctx.register(move |ctx, (first, count, id, from): (u32, u32, u32, u32)| {
+            ctx.send(from as usize, pages, &(id, read_pages(&sh, first, count)));
         });
         let st = pe.clone();
         let diff_ack = ctx.register(move |_ctx, home: u32| {
@@ -171,6 +187,7 @@ impl Wire {
         });
         Wire {
             get_pages,
+            fetch,
             diff,
             claim,
             request,

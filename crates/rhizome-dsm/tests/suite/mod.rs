@@ -8,7 +8,9 @@ mod prefetch;
 mod readahead;
 
 use prefetch::{prefetch_of_tokens_here_asks_nothing, prefetched_locks_lose_no_update};
-use readahead::a_run_of_pages_is_fetched_in_few_faults;
+use readahead::{
+    a_page_in_flight_never_comes_back_older_than_a_notice, a_run_of_pages_is_fetched_in_few_faults,
+};
 use rhizome::Ctx;
 use rhizome_dsm::{Dsm, DsmConfig, DsmLock, Homes, Intervals, Transfer};
 
@@ -61,6 +63,7 @@ suite!(
     a_run_of_pages_is_fetched_in_few_faults,
     prefetched_locks_lose_no_update,
     prefetch_of_tokens_here_asks_nothing,
+    a_page_in_flight_never_comes_back_older_than_a_notice,
 );
 
 fn config(m: Mode) -> DsmConfig {

@@ -1,9 +1,12 @@
 //! Page fetches in runs: a thread reading a run of another PE's pages that a barrier
-//! took away gets them back in one fetch, and always the current contents.
+//! took away gets them back in one fetch, and always the current contents; and fetches in
+//! flight: a page whose fetch was sent before a lock's write notices named it is never
+//! installed as it was.
 
 use super::{Mode, dsm};
 use rhizome::Ctx;
-use rhizome_dsm::Homes;
+use rhizome_dsm::{DsmLock, Homes};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// PE 0's thread 0 rewrites 32 pages homed on PE 0 each round; after a barrier every
 /// other thread reads them front to back and must see this round's values. With one
@@ -47,4 +50,42 @@ pub(super) fn a_run_of_pages_is_fetched_in_few_faults(ctx: &Ctx, m: Mode) {
             s.read_faults
         );
     }
+}
+
+/// A counter on a page homed on PE 0, added to under a lock by every thread but one per
+/// PE; with 2 threads per PE the other one keeps reading the same page without the lock,
+/// so that its fetches are in flight while grants bring write notices naming the page (a
+/// fetch sent before them may carry the page as it was, on a transport that does not
+/// deliver causally: the local one does, so there the answer comes first). No increment
+/// may be lost, and the adders' faults share the readers' fetches.
+pub(super) fn a_page_in_flight_never_comes_back_older_than_a_notice(ctx: &Ctx, m: Mode) {
+    let d = dsm(ctx, m);
+    let a = d.alloc_with::<u64>(2, Homes::Pe(0)).unwrap();
+    let lock = DsmLock::new(31);
+    let rounds = 150u64;
+    let readers = usize::from(m.threads > 1);
+    let done = AtomicBool::new(false);
+    d.run(ctx, |t| {
+        if t.thread() < readers {
+            // Unsynchronised reads: any value will do; they keep the page travelling.
+            let mut seen = 0;
+            while !done.load(Ordering::Acquire) {
+                seen = seen.max(a.get(1));
+                std::hint::spin_loop();
+            }
+            std::hint::black_box(seen);
+        } else {
+            for _ in 0..rounds {
+                lock.acquire(t);
+                a.set(0, a.get(0) + 1);
+                a.set(1, a.get(1) + 1);
+                lock.release(t).unwrap();
+            }
+            done.store(true, Ordering::Release);
+        }
+        t.barrier();
+        let adders = t.num_pes() * (t.threads_per_pe() - readers);
+        assert_eq!(a.get(0), rounds * adders as u64, "no increment lost");
+        assert_eq!(a.get(1), a.get(0));
+    });
 }
