@@ -62,8 +62,10 @@
 mod central;
 mod flat;
 mod hash;
+mod ops;
 mod pushpop;
 mod stack;
+mod tally;
 
 pub use flat::{Combine, Flat, Offer};
 pub use hash::{GlobalMap, GlobalSet, MapOp, MapProxy, owner};

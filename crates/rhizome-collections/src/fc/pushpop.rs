@@ -34,7 +34,10 @@
 //!   PEs push, and a program that needs everything drains with `pop` until `None`.
 
 use super::flat::{Combine, Flat, Offer};
+use super::ops::Batches;
+pub use super::ops::{PushPopOp, Taken};
 use super::stack::StackProxy;
+use super::tally::RoundSums;
 use super::{Mode, Stats};
 use rhizome::Message;
 use rhizome::coop::Coop;
@@ -68,106 +71,6 @@ impl Order for Fifo {
     type Proxy<T: Message> = PushPopProxy<T, Fifo>;
 }
 
-/// A push, a pop, or a batch of both.
-pub enum PushPopOp<T> {
-    /// Adds a value.
-    Push(T),
-    /// Removes one.
-    Pop,
-    /// Adds the values, then removes as many values as the count says, the pops taking
-    /// effect after the pushes ([`GlobalQueue::push_all_then_pop`]): one operation of
-    /// the proxy, with one slot and one answer, made of many of the structure's.
-    Batch(Vec<T>, u64),
-}
-
-impl<T> PushPopOp<T> {
-    /// How many of the structure's operations this stands for.
-    pub fn weight(&self) -> u64 {
-        match self {
-            PushPopOp::Batch(values, pops) => values.len() as u64 + pops,
-            _ => 1,
-        }
-    }
-}
-
-/// Travels as a tag (0 a pop, 1 a push, 2 a batch) and its fields (to the centralized
-/// combiner).
-impl<T: Message> Message for PushPopOp<T> {
-    fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            PushPopOp::Pop => 0u8.encode(out),
-            PushPopOp::Push(v) => {
-                1u8.encode(out);
-                v.encode(out);
-            }
-            PushPopOp::Batch(values, pops) => {
-                2u8.encode(out);
-                values.encode(out);
-                pops.encode(out);
-            }
-        }
-    }
-    fn decode(input: &mut &[u8]) -> Self {
-        match u8::decode(input) {
-            0 => PushPopOp::Pop,
-            1 => PushPopOp::Push(T::decode(input)),
-            _ => {
-                let values = Vec::decode(input);
-                PushPopOp::Batch(values, u64::decode(input))
-            }
-        }
-    }
-}
-
-/// What a push-pop operation gives back.
-pub enum Taken<T> {
-    /// A push's (`None`) or a pop's result: the value, `None` if the structure was empty.
-    One(Option<T>),
-    /// A batch's popped values (fewer than it asked for if the structure ran empty).
-    Many(Vec<T>),
-}
-
-impl<T> Taken<T> {
-    /// The values taken, as a list.
-    pub fn into_vec(self) -> Vec<T> {
-        match self {
-            Taken::One(v) => v.into_iter().collect(),
-            Taken::Many(values) => values,
-        }
-    }
-
-    /// The value of a single pop (the last of a batch's).
-    pub fn into_one(self) -> Option<T> {
-        match self {
-            Taken::One(v) => v,
-            Taken::Many(mut values) => values.pop(),
-        }
-    }
-}
-
-/// Travels as a flag (`true` for `Many`) and its value.
-impl<T: Message> Message for Taken<T> {
-    fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            Taken::One(v) => {
-                false.encode(out);
-                v.encode(out);
-            }
-            Taken::Many(values) => {
-                true.encode(out);
-                values.encode(out);
-            }
-        }
-    }
-    fn decode(input: &mut &[u8]) -> Self {
-        if bool::decode(input) {
-            Taken::Many(Vec::decode(input))
-        } else {
-            Taken::One(Option::decode(input))
-        }
-    }
-}
-
 /// The proxy of a push-pop structure on one PE: pending pushes and pops, by index.
 pub struct PushPopProxy<T, O> {
     pushes: Vec<(usize, T)>,
@@ -183,6 +86,10 @@ pub struct PushPopProxy<T, O> {
     /// Per fetch request of the commit in flight: the (position in `popped`, length) of
     /// the runs it reads, in order.
     fetched_into: Vec<Vec<(usize, usize)>>,
+    /// The tally of a pending tallied batch (one per proxy), and that batch's index.
+    tally: Option<(usize, Vec<u64>)>,
+    /// The tallied batch of the commit in flight, and its round's totals once in.
+    tallied: Option<(usize, Option<Vec<u64>>)>,
     _o: PhantomData<O>,
 }
 
@@ -195,48 +102,10 @@ impl<T, O> Default for PushPopProxy<T, O> {
             committed_pushes: Vec::new(),
             popped: Vec::new(),
             fetched_into: Vec::new(),
+            tally: None,
+            tallied: None,
             _o: PhantomData,
         }
-    }
-}
-
-/// The batches pending in a proxy: (index, pops) each, their values in order, and how
-/// many of the structure's operations they stand for.
-pub(super) struct Batches<T> {
-    pub(super) list: Vec<(usize, u64)>,
-    pub(super) values: Vec<T>,
-    pub(super) ops: usize,
-}
-
-impl<T> Default for Batches<T> {
-    fn default() -> Self {
-        Batches {
-            list: Vec::new(),
-            values: Vec::new(),
-            ops: 0,
-        }
-    }
-}
-
-impl<T> Batches<T> {
-    /// Takes batch operation `index`: answered at once if it asks for nothing, else
-    /// pending (it joins the next commit as it is).
-    pub(super) fn offer(&mut self, values: Vec<T>, pops: u64, index: usize) -> Offer<Taken<T>> {
-        if values.is_empty() && pops == 0 {
-            return Offer::Done {
-                mine: Taken::Many(Vec::new()),
-                partner: None,
-            };
-        }
-        self.ops += values.len() + pops as usize;
-        self.values.extend(values);
-        self.list.push((index, pops));
-        Offer::Pending
-    }
-
-    /// The pops they ask for, in all.
-    pub(super) fn pops(&self) -> u64 {
-        self.list.iter().map(|b| b.1).sum()
     }
 }
 
@@ -251,6 +120,8 @@ pub struct PushPopStore<T> {
     /// popped still there, and how many those are.
     chunks: HashMap<u64, (Vec<Option<T>>, u64)>,
     next_chunk: u64,
+    /// On the master: the tallies of the round under way.
+    round: RoundSums,
 }
 
 impl<T> Default for PushPopStore<T> {
@@ -259,6 +130,7 @@ impl<T> Default for PushPopStore<T> {
             runs: VecDeque::new(),
             chunks: HashMap::new(),
             next_chunk: 0,
+            round: RoundSums::default(),
         }
     }
 }
@@ -285,8 +157,9 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     /// A pop's value (`None` for a push and for a pop of an empty structure), or a
     /// batch's popped values.
     type Out = Taken<T>;
-    /// (run of the pushed values, or a length of 0, number of pops).
-    type Batch = (Run, u64);
+    /// (run of the pushed values, or a length of 0, number of pops, the PE's tally of
+    /// the round or nothing).
+    type Batch = (Run, u64, Vec<u64>);
     /// The runs the pops took, in the order of the pops.
     type Answer = Vec<Run>;
     type Master = PushPopStore<T>;
@@ -303,6 +176,15 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Taken<T>> {
         match op {
             PushPopOp::Batch(values, pops) => self.batches.offer(values, pops, index),
+            PushPopOp::Tallied(values, pops, tally) => {
+                assert!(
+                    self.tally.is_none(),
+                    "rhizome: two tallies of one PE in one round"
+                );
+                self.tally = Some((index, tally));
+                self.batches.keep(values, pops, index);
+                Offer::Pending
+            }
             PushPopOp::Push(v) if O::ELIMINATES && !self.pops.is_empty() => {
                 let pop = self.pops.pop().expect("checked");
                 Offer::Done {
@@ -329,7 +211,8 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     }
 
     fn pending(&self) -> usize {
-        self.pushes.len() + self.pops.len() + self.batches.ops
+        // A tallied batch that asks for nothing still has its tally to commit.
+        self.pushes.len() + self.pops.len() + self.batches.ops + self.tally.is_some() as usize
     }
 
     fn batch(
@@ -337,7 +220,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         me: usize,
         _pes: usize,
         local: &mut PushPopStore<T>,
-    ) -> Vec<(usize, (Run, u64))> {
+    ) -> Vec<(usize, (Run, u64, Vec<u64>))> {
         let (indices, mut values): (Vec<usize>, Vec<Option<T>>) = std::mem::take(&mut self.pushes)
             .into_iter()
             .map(|(i, v)| (i, Some(v)))
@@ -356,7 +239,12 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             local.next_chunk += 1;
             local.chunks.insert(chunk, (values, len));
         }
-        vec![(MASTER, ((me as u64, chunk, 0, len), pops))]
+        let tally = self.tally.take().map(|(index, tally)| {
+            self.tallied = Some((index, None));
+            tally
+        });
+        let run = (me as u64, chunk, 0, len);
+        vec![(MASTER, (run, pops, tally.unwrap_or_default()))]
     }
 
     fn fetches(
@@ -424,14 +312,21 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             pops.into_iter()
                 .map(|i| (i, Taken::One(popped.next().flatten()))),
         );
+        let tallied = self.tallied.take();
         for (i, n) in std::mem::take(&mut self.batches.list) {
             let values = popped.by_ref().take(n as usize).flatten().collect();
-            out.push((i, Taken::Many(values)));
+            out.push(match &tallied {
+                Some((t, totals)) if *t == i => {
+                    let totals = totals.clone().expect("the totals came before the resolve");
+                    (i, Taken::Tallied(values, totals))
+                }
+                _ => (i, Taken::Many(values)),
+            });
         }
         out
     }
 
-    fn apply(store: &mut PushPopStore<T>, (pushed, pops): (Run, u64)) -> Vec<Run> {
+    fn apply(store: &mut PushPopStore<T>, (pushed, pops, tally): (Run, u64, Vec<u64>)) -> Vec<Run> {
         if pushed.3 > 0 {
             store.runs.push_back(pushed);
         }
@@ -466,7 +361,28 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             }
             wanted -= n;
         }
+        if !tally.is_empty() {
+            // The last total: values these pops took from chunks of other PEs.
+            let pe = pushed.0;
+            let foreign = taken.iter().filter(|r| r.0 != pe).map(|r| r.3).sum();
+            let tally: Vec<u64> = tally.into_iter().chain([foreign]).collect();
+            store.round.add(pe as usize, &tally);
+        }
         taken
+    }
+
+    fn round_totals(store: &mut PushPopStore<T>, pes: usize) -> Option<Vec<u64>> {
+        store.round.complete(pes)
+    }
+
+    fn tallied(&self) -> bool {
+        self.tallied.is_some()
+    }
+
+    fn take_totals(&mut self, totals: Vec<u64>) {
+        if let Some((_, t)) = &mut self.tallied {
+            *t = Some(totals);
+        }
     }
 }
 
@@ -551,5 +467,57 @@ impl<'c, T: Message, O: Order> PushPop<'c, T, O> {
     /// This PE's counters so far.
     pub fn stats(&self) -> Stats {
         self.flat.stats()
+    }
+}
+
+impl<T: Message> PushPop<'_, T, Fifo> {
+    /// [`push_all_then_pop`](Self::push_all_then_pop) as one PE's part of a round in which
+    /// every PE passes one `tally` (numbers of the same length on every PE, from one of
+    /// its tasks): with distributed combining the tally rides on the PE's commit, the
+    /// master sums the round's tallies and this returns, besides the values popped, the
+    /// totals over all PEs once every PE's tally is in, and one more: how many values
+    /// the tallied commits' pops took from chunks of other PEs than their own (module
+    /// `tally`). So a level-synchronous program gets its frontier and its sums in one
+    /// gather at the master instead of a commit and a collective. A tally of length 0 is
+    /// no tally. In the other modes the totals are `None` (sum them some other way).
+    ///
+    /// ```
+    /// use rhizome::World;
+    /// use rhizome::coop::Coop;
+    /// use rhizome_collections::fc::{GlobalQueue, Mode};
+    /// use std::cell::RefCell;
+    /// let out = World::builder().pes(2).run(|ctx| {
+    ///     let coop = Coop::new(ctx);
+    ///     let queue = GlobalQueue::<u64>::new(&coop, Mode::Distributed);
+    ///     let me = ctx.my_pe() as u64;
+    ///     let got = RefCell::new(None);
+    ///     coop.run(|s| {
+    ///         let (queue, got) = (&queue, &got);
+    ///         s.spawn(async move {
+    ///             let values = vec![10 * me, 10 * me + 1];
+    ///             *got.borrow_mut() = Some(queue.push_all_then_pop_tallied(values, 2, vec![me + 1]).await);
+    ///         });
+    ///     });
+    ///     got.into_inner().unwrap()
+    /// }).unwrap();
+    /// // Each PE got its own values back, the sum of the tallies (1 + 2) and no value
+    /// // from another PE's chunk.
+    /// assert_eq!(out[1].1, Some(vec![3, 0]));
+    /// assert!(out.iter().enumerate().all(|(pe, (v, _))| v.iter().all(|x| x / 10 == pe as u64)));
+    /// ```
+    pub async fn push_all_then_pop_tallied(
+        &self,
+        values: Vec<T>,
+        n: usize,
+        tally: Vec<u64>,
+    ) -> (Vec<T>, Option<Vec<u64>>) {
+        if self.flat.mode() != Mode::Distributed || tally.is_empty() {
+            return (self.push_all_then_pop(values, n).await, None);
+        }
+        let batch = PushPopOp::Tallied(values, n as u64, tally);
+        match self.flat.apply(batch).await {
+            Taken::Tallied(values, totals) => (values, Some(totals)),
+            other => (other.into_vec(), None),
+        }
     }
 }

@@ -16,7 +16,7 @@
 //! a matched pair is linearized at the match (both pending, neither visible to others).
 
 use super::flat::{Combine, Offer};
-use super::pushpop::{Batches, PushPopOp, Taken};
+use super::ops::{Batches, PushPopOp, Taken};
 use rhizome::Message;
 
 /// The PE that holds the stack.
@@ -64,7 +64,10 @@ impl<T: Message> Combine for StackProxy<T> {
 
     fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Taken<T>> {
         match op {
-            PushPopOp::Batch(values, pops) => self.batches.offer(values, pops, index),
+            // A stack takes no tallies (only the queue offers them): a plain batch.
+            PushPopOp::Batch(values, pops) | PushPopOp::Tallied(values, pops, _) => {
+                self.batches.offer(values, pops, index)
+            }
             PushPopOp::Push(v) => match self.pops.pop() {
                 // Eliminated: the pending pop takes the value, neither reaches the master.
                 Some(pop) => Offer::Done {

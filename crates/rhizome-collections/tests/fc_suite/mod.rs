@@ -6,6 +6,7 @@
 
 mod counters;
 pub mod lincheck;
+mod tallied;
 
 use lincheck::{Call, Event, Spec, linearizable};
 use rhizome::coop::Coop;
@@ -54,6 +55,10 @@ pub const TESTS: &[(&str, Body)] = &[
             batch_stress::<Fifo>(c, mode, tasks);
             batch_stress::<Lifo>(c, mode, tasks);
         }
+    }),
+    ("queue_tallied_rounds", |c| {
+        each_mode(|m| tallied::tallied_rounds(c, m, if m == Mode::Distributed { 50 } else { 5 }));
+        tallied::foreign_pops_counted(c);
     }),
     ("stack_pops_answered_in_one_message", |c| {
         counters::stack_pops_answered_in_one_message(c)
@@ -382,14 +387,20 @@ fn batch_stress<O: Order>(ctx: &Ctx, mode: Mode, tasks: u64) {
         scope.spawn(async move { *left.borrow_mut() = s.pop().await });
     });
     assert_eq!(left.into_inner(), None, "{mode:?}: a value was left");
-    let popped = popped.into_inner();
+    all_came_out(ctx, mode, pushed.into_inner(), popped.into_inner());
+}
+
+/// Collective: with combining, this PE popped only values it pushed (values carry their
+/// PE in the top 32 bits); over all PEs, every value pushed was popped once.
+fn all_came_out(ctx: &Ctx, mode: Mode, pushed: Vec<u64>, popped: Vec<u64>) {
+    let me = ctx.my_pe() as u64;
     if mode == Mode::Distributed {
         assert!(
             popped.iter().all(|v| v >> 32 == me),
             "{mode:?}: a PE got another's values"
         );
     }
-    let all_pushed = ctx.gather(pushed.into_inner(), 0);
+    let all_pushed = ctx.gather(pushed, 0);
     let all_popped = ctx.gather(popped, 0);
     if let (Some(a), Some(b)) = (all_pushed, all_popped) {
         let mut a: Vec<u64> = a.into_iter().flatten().collect();

@@ -13,6 +13,7 @@
 //!   `n /` [`BETA`] vertices.
 
 use super::NONE;
+use super::timeline::Timeline;
 use super::{DistGraph, Traversal};
 use rhizome::Ctx;
 use rhizome::conveyor::Conveyor;
@@ -39,7 +40,9 @@ pub(super) fn bfs(ctx: &Ctx, graph: &DistGraph, root: u64) -> Traversal {
     // Arcs out of unvisited local vertices.
     let mut unvisited_arcs = graph.local_arcs() as u64;
     let mut direction = Direction::new(graph.vertices());
+    let mut timeline = Timeline::new("tuned");
     loop {
+        timeline.level(frontier.len());
         let frontier_arcs: u64 = frontier.iter().map(|&v| graph.degree(v) as u64).sum();
         unvisited_arcs -= frontier_arcs;
         let Some(bottom_up) =
@@ -47,13 +50,17 @@ pub(super) fn bfs(ctx: &Ctx, graph: &DistGraph, root: u64) -> Traversal {
         else {
             break;
         };
+        timeline.phase("sums");
+        timeline.direction(bottom_up);
         frontier = if bottom_up {
             bottom_up_step(ctx, graph, &frontier, &mut parents, words)
         } else {
             top_down_step(graph, &frontier, &mut parents, &mut conveyor)
         };
+        timeline.phase("step");
     }
     let secs = ctx.max_u64(start.elapsed().as_nanos() as u64) as f64 / 1e9;
+    timeline.print(ctx.my_pe());
     Traversal {
         secs,
         labels: parents,

@@ -45,6 +45,7 @@ mod cc_tuned;
 pub mod components;
 pub mod dist;
 pub mod kronecker;
+mod timeline;
 mod validate;
 
 pub use components::{UnionFind, shiloach_vishkin};
