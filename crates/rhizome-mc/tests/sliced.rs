@@ -5,9 +5,12 @@
 //! add up to the states; what cannot run sliced is refused on every PE alike. Without the
 //! shared model files the model tests are reported as ignored.
 
+#[path = "support/answer.rs"]
+mod answer;
 #[path = "support/models.rs"]
 mod models;
 
+use answer::{Answer, WITH_DEADLOCKS, answer};
 use models::required_models_dir;
 use num_bigint::BigUint;
 use rhizome::World;
@@ -15,8 +18,7 @@ use rhizome_bdd::{Config, Manager};
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::read_model;
 use rhizome_mc::reach::{
-    ReachOptions, ReachReport, SliceOptions, SlicedError, StoredCheck, Strategy, reach,
-    reach_sliced,
+    ReachOptions, SliceOptions, SlicedError, StoredCheck, Strategy, reach, reach_sliced,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -44,33 +46,6 @@ const TOO_SLOW_FOR_BFS: &[&str] = &[
     "thesis-2014/collision.5.9-rgs.bdd",
     "thesis-2014/schedule_world.3.8-rgs.bdd",
 ];
-
-/// What must not depend on how the states are sliced.
-#[derive(Debug, PartialEq)]
-struct Answer {
-    states: BigUint,
-    levels: Option<usize>,
-    nodes: usize,
-    deadlocks: Option<BigUint>,
-    check: Option<StoredCheck>,
-}
-
-fn answer(r: &ReachReport) -> Answer {
-    Answer {
-        states: r.states.clone(),
-        levels: r.levels,
-        nodes: r.nodes,
-        deadlocks: r.deadlocks.as_ref().map(|d| d.count.clone()),
-        check: r.stored_check.clone(),
-    }
-}
-
-const WITH_DEADLOCKS: ReachOptions = ReachOptions {
-    deadlocks: true,
-    trace: false,
-    count_nodes: false,
-    watch: None,
-};
 
 /// Every `.bdd` file of the models directory that `bfs` finishes in seconds.
 fn model_files() -> Vec<String> {
