@@ -221,13 +221,13 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
 }
 
 /// A depth-first walk over the internal nodes reachable from some roots.
-struct Walk {
-    seen: HashSet<u64, BuildHasherDefault<IndexHasher>>,
+pub(crate) struct Walk {
+    pub(crate) seen: HashSet<u64, BuildHasherDefault<IndexHasher>>,
     stack: Vec<u64>,
 }
 
 impl Walk {
-    fn new(roots: impl IntoIterator<Item = Bdd>) -> Walk {
+    pub(crate) fn new(roots: impl IntoIterator<Item = Bdd>) -> Walk {
         Walk {
             seen: HashSet::default(),
             stack: roots.into_iter().map(|f| f.index()).collect(),
@@ -235,7 +235,7 @@ impl Walk {
     }
 
     /// Visits the next new node; false once every node has been seen.
-    fn step<S: NodeStore, C: OpCache>(&mut self, m: &Manager<S, C>) -> bool {
+    pub(crate) fn step<S: NodeStore, C: OpCache>(&mut self, m: &Manager<S, C>) -> bool {
         while let Some(i) = self.stack.pop() {
             if i == 0 || !self.seen.insert(i) {
                 continue;
@@ -253,7 +253,7 @@ impl Walk {
 /// BDD of a million nodes, which reachability does at every level, several times slower
 /// than the walk itself.
 #[derive(Default)]
-struct IndexHasher(u64);
+pub(crate) struct IndexHasher(u64);
 
 impl Hasher for IndexHasher {
     fn write(&mut self, bytes: &[u8]) {

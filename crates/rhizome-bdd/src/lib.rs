@@ -24,6 +24,7 @@
 //! shared-memory one without touching the operations: [`DistNodeStore`] spreads the
 //! nodes over the PEs' global memory.
 
+mod codec;
 mod count;
 mod dist;
 mod edge;
@@ -35,6 +36,7 @@ mod roots;
 mod sync;
 mod zeroed;
 
+pub use codec::CodecError;
 pub use dist::{DistNodeStore, DistOpCache, Distribution, OpHome};
 pub use edge::{Bdd, COMPLEMENT, INDEX_MASK};
 pub use manager::{BddError, Config, Manager, Stats};

@@ -9,7 +9,10 @@ use rhizome_bdd::{BddError, Config, Manager, NodeStore, OpCache};
 use rhizome_mc::builtin;
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::{self, Format};
-use rhizome_mc::reach::{Incomplete, ReachOptions, ReachReport, Strategy, Watch, reach};
+use rhizome_mc::reach::{
+    Incomplete, Progress, ReachOptions, ReachReport, SlicedError, SlicedOutcome, Strategy, Watch,
+    reach, reach_sliced,
+};
 use rhizome_mc::relations;
 use serde_json::json;
 use std::io::IsTerminal;
@@ -20,6 +23,7 @@ use std::time::Instant;
 mod pes;
 mod pss;
 mod sizes;
+mod sliced;
 
 pub use sizes::{human_bytes, parse_size, process_status_bytes};
 use sizes::{peak_rss_bytes, physical_memory, short_nodes, size_text};
@@ -102,16 +106,26 @@ pub struct ReachArgs {
     /// example, one state vector a line with the transition group taken.
     #[arg(long, requires = "deadlocks")]
     trace: bool,
+    /// On several PEs (--pes, mpirun): how the work is divided. `states`: the reachable
+    /// states are sliced over the PEs by the values of log2(N) split variables, each PE
+    /// explores its slice with a one-PE BDD manager of its own and sends the states it
+    /// finds in other slices to their owners once a level (bfs and par, N a power of
+    /// two). `table`: one node table spread over the PEs, PE 0 driving any strategy.
+    /// `auto` (the default): states where they run, else table. Ignored on one PE.
+    #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
+    split: sliced::SplitMode,
     #[command(flatten)]
     runtime: RuntimeOpts,
 }
 
 /// `reach`'s help: what `--pes` and mpirun do.
 pub const REACH_AFTER_HELP: &str = "\
---pes N (or mpirun -np N, one PE per rank): the BDD node table is spread over N processing
-elements, each holding a partition of --memory (default 192M, 8M nodes, per PE on several
-PEs); PE 0 runs the exploration with --workers threads and prints the one report, the
-other PEs hold their partitions. The answers are those of one PE.
+--pes N (or mpirun -np N, one PE per rank): with --split states (the default for bfs and par
+on a power of two of PEs) every PE explores its slice of the states with its own node table
+and --workers threads, the slices exchanged once a level; with --split table (the default
+otherwise) the BDD node table is spread over N processing elements, each holding a partition
+of --memory (default 192M, 8M nodes, per PE on several PEs), and PE 0 runs the exploration.
+PE 0 prints the one report. The answers are those of one PE.
 
 Short flags and long options of Sylvan's bddmc mean the same here: -w/--workers,
 -s/--strategy, -d/--deadlocks, --count-nodes, --merge-relations, --print-matrix.";
@@ -165,8 +179,9 @@ fn bddmc_views<S: NodeStore, C: OpCache>(
     args: &ReachArgs,
     m: &mut Manager<S, C>,
     model: Model,
+    show: bool,
 ) -> anyhow::Result<Model> {
-    if args.print_matrix {
+    if args.print_matrix && show {
         let read_write = match &args.model {
             Some(path) => {
                 let bytes = std::fs::read(path)
@@ -247,15 +262,14 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
     pes::run(&args, config, memory, outputs)
 }
 
-/// Loads the model into `m`, explores it and reports (PE 0's part of a run).
-fn drive<S: NodeStore, C: OpCache>(
+/// Reads the model of `args` (a file or a built-in one) into `m`, with
+/// `--merge-relations` (and `--print-matrix` where `show` is true); returns it and the
+/// seconds it took.
+fn load_model<S: NodeStore, C: OpCache>(
     args: &ReachArgs,
-    mut m: Manager<S, C>,
-    memory: usize,
-    outputs: &Mutex<Outputs>,
-    peaks: &pes::Peaks<'_>,
-) -> anyhow::Result<()> {
-    let m = &mut m;
+    m: &mut Manager<S, C>,
+    show: bool,
+) -> anyhow::Result<(Model, f64)> {
     let load_start = Instant::now();
     let model = match &args.model {
         Some(path) => {
@@ -271,8 +285,21 @@ fn drive<S: NodeStore, C: OpCache>(
             builtin::build(m, spec)?
         }
     };
-    let model = bddmc_views(args, m, model)?;
-    let load_seconds = load_start.elapsed().as_secs_f64();
+    let model = bddmc_views(args, m, model, show)?;
+    Ok((model, load_start.elapsed().as_secs_f64()))
+}
+
+/// Loads the model into `m`, explores it and reports (PE 0's part of a run; in a sliced
+/// run the other PEs run [`sliced::follow`]).
+fn drive<S: NodeStore, C: OpCache>(
+    args: &ReachArgs,
+    mut m: Manager<S, C>,
+    memory: usize,
+    outputs: &Mutex<Outputs>,
+    peaks: &pes::Peaks<'_>,
+) -> anyhow::Result<()> {
+    let m = &mut m;
+    let (model, load_seconds) = load_model(args, m, true)?;
     if let Some(out) = &args.write_model {
         let bytes = model_file::write_format_b(&model.to_stored(m));
         std::fs::write(out, bytes).with_context(|| format!("writing {}", out.display()))?;
@@ -293,6 +320,7 @@ fn explore<S: NodeStore, C: OpCache>(
     peaks: &pes::Peaks<'_>,
 ) -> anyhow::Result<()> {
     let workers = m.workers();
+    let sliced = peaks.sliced();
     let show = match args.progress.as_str() {
         "always" => true,
         "never" => false,
@@ -318,16 +346,32 @@ fn explore<S: NodeStore, C: OpCache>(
         watch: Some(watch),
     };
     // On several PEs, the exploration's operations spread over the PEs' workers.
-    let outcome = peaks.explore(|| {
-        reach(m, model, args.strategy, &opts, &mut |m, p| {
-            display.level(m, p)
-        })
+    let mut progress = |m: &Manager<S, C>, p: &Progress<'_>| display.level(m, p);
+    let outcome = peaks.explore(|| match sliced {
+        None => Ok(reach(m, model, args.strategy, &opts, &mut progress).map(|r| (r, None))),
+        Some(ctx) => {
+            let slicing = sliced::slice_options();
+            match reach_sliced(ctx, m, model, args.strategy, &opts, &slicing, &mut progress) {
+                Ok(SlicedOutcome {
+                    report: Some(r),
+                    slices,
+                }) => Ok(Ok((r, Some(slices)))),
+                Ok(SlicedOutcome { report: None, .. }) => {
+                    Err(anyhow::anyhow!("PE 0 got no report"))
+                }
+                Err(SlicedError::Incomplete(i)) => Ok(Err(*i)),
+                Err(e) => Err(e.into()),
+            }
+        }
     });
     display.finish();
+    let outcome = outcome?;
     peaks.set_jobs(m.spread_jobs());
     peaks.set_cache(m.op_cache().stats());
     let per_pe = peaks.gather();
-    let run = RunInfo {
+    let mut run = RunInfo {
+        sliced: sliced.is_some(),
+        slices: None,
         workers,
         pes: peaks.pes(),
         transport: peaks.transport(),
@@ -340,7 +384,10 @@ fn explore<S: NodeStore, C: OpCache>(
         remote_ops: per_pe.remote_ops,
     };
     let report = match outcome {
-        Ok(report) => report,
+        Ok((report, slices)) => {
+            run.slices = slices;
+            report
+        }
         Err(Incomplete {
             error,
             level,
@@ -374,7 +421,9 @@ fn explore<S: NodeStore, C: OpCache>(
         report.strategy,
         workers,
         if workers == 1 { "" } else { "s" },
-        if run.pes > 1 {
+        if run.pes > 1 && run.sliced {
+            format!(", states sliced over {} PEs ({})", run.pes, run.transport)
+        } else if run.pes > 1 {
             format!(", node table over {} PEs ({})", run.pes, run.transport)
         } else {
             String::new()
@@ -418,7 +467,10 @@ fn explore<S: NodeStore, C: OpCache>(
     if let Some(line) = run.pss_line() {
         println!("peak PSS   {line}");
     }
-    if run.pes > 1 {
+    if let Some(s) = &run.slices {
+        println!("slices     {}", sliced::slices_line(s));
+    }
+    if run.pes > 1 && !run.sliced {
         let each: Vec<String> = run
             .jobs
             .iter()
@@ -466,6 +518,10 @@ fn remote_ops_line(per_pe: &[Option<rhizome::transport::RemoteOps>]) -> Option<S
 
 /// How a run was set up and what it cost, beside its [`ReachReport`].
 struct RunInfo {
+    /// Whether the states were sliced over the PEs (`--split states`).
+    sliced: bool,
+    /// How they were sliced (a sliced run that completed).
+    slices: Option<rhizome_mc::reach::SliceInfo>,
     workers: usize,
     pes: usize,
     transport: &'static str,
@@ -556,6 +612,11 @@ fn write_json<S: NodeStore, C: OpCache>(
         "workers": run.workers,
         "pes": run.pes,
         "transport": run.transport,
+        // How the PEs divided the work (`--split`): null on one PE.
+        "split": (run.pes > 1).then(|| sliced::SplitMode::name(run.sliced)),
+        // A sliced run's split and each PE's slice at the end: states, nodes, and the
+        // bytes of states it sent to the others.
+        "slices": run.slices.as_ref().map(sliced::slices_json),
         "complete": report.complete,
         "states": report.states.to_string(),
         "levels": report.levels,

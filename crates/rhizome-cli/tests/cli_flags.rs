@@ -773,7 +773,8 @@ fn help_documents_exit_codes_pes_and_no_path_outside_the_repository() {
         "-d, --deadlocks",
         "--merge-relations",
         "--print-matrix",
-        "--pes N (or mpirun -np N, one PE per rank): the BDD node table is spread",
+        "--pes N (or mpirun -np N, one PE per rank): with --split states",
+        "--split table",
         "--force",
     ] {
         assert!(

@@ -1,8 +1,8 @@
 //! The `rhizome` command under `mpirun -np 2` (cargo feature `mpi`, Open MPI's `mpirun` on
 //! the `PATH`): `bench tasks` runs one PE per rank and only PE 0's rank writes the
 //! records, which name the `mpi` transport and 2 PEs; `reach` spreads its node table over
-//! 2 and 4 ranks with the answers of one, and ends on every rank when one rank is killed
-//! mid-run; `bench bale` checks every
+//! 2 and 4 ranks, or slices its states over them, with the answers of one, and ends on
+//! every rank when one rank is killed mid-run; `bench bale` checks every
 //! implementation of its kernels (histogram, index-gather, permute, randperm, transpose,
 //! triangles, toposort) under `-np 2` and `-np 4`, and so does `bench graph` (BFS trees
 //! validated, components against a union-find); `bench dsm all` runs every DSM application
@@ -216,6 +216,8 @@ fn reach_on_2_and_4_ranks_gives_the_answers_of_one() {
             "1",
             "--memory",
             "16M",
+            "--split",
+            "table",
         ];
         let one = reach_report(1, &args);
         for np in [2, 4] {
@@ -245,6 +247,8 @@ fn reach_counts_the_one_sided_operations_it_sends_as_messages() {
         "1",
         "--memory",
         "16M",
+        "--split",
+        "table",
         "--json",
         "-",
     ];
@@ -278,10 +282,68 @@ fn reach_counts_the_one_sided_operations_it_sends_as_messages() {
     assert!(o.stderr.contains("remote ops"), "{}", o.context());
 }
 
+/// `reach --split states` on 2 and 4 ranks, split at once: one rank's answers, the
+/// slices adding up to the states; and a model file's stored reachable set.
+#[test]
+fn reach_with_sliced_states_on_2_and_4_ranks_gives_the_answers_of_one() {
+    let models = option_env!("RHIZOME_MODELS_DIR").map(PathBuf::from);
+    let at1 = models
+        .map(|d| d.join("spin17-beem/at.1.bdd"))
+        .filter(|p| p.exists());
+    let at1 = at1.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let mut inputs: Vec<Vec<&str>> = vec![vec!["--builtin", "philosophers:24"]];
+    if let Some(f) = &at1 {
+        inputs.push(vec![f.as_str()]);
+    }
+    for input in &inputs {
+        for strategy in ["bfs", "par"] {
+            let args = [
+                &input[..],
+                &["-s", strategy, "-d", "-w", "1", "--memory", "64M"],
+            ]
+            .concat();
+            let one = reach_report(1, &args);
+            for np in [2, 4] {
+                let sliced = [&args[..], &["--split", "states", "--json", "-"]].concat();
+                let o = mpirun_with(
+                    np,
+                    &["RHIZOME_SPLIT_NODES=0"],
+                    &[&["reach"], &sliced[..]].concat(),
+                );
+                assert_eq!(o.code, Some(0), "{}", o.context());
+                let many: Value = serde_json::from_str(&o.stdout)
+                    .unwrap_or_else(|e| panic!("{e}\n{}", o.context()));
+                for key in ["states", "levels", "nodes", "deadlocks", "check"] {
+                    assert_eq!(
+                        many[key], one[key],
+                        "{key}: {input:?} {strategy} on {np} ranks"
+                    );
+                }
+                assert_eq!(many["split"], "states", "{many}");
+                assert_eq!(many["transport"], "mpi", "{many}");
+                let per_pe = many["slices"]["states_per_pe"].as_array().expect("slices");
+                assert_eq!(per_pe.len(), np, "{many}");
+                let sum: u128 = per_pe
+                    .iter()
+                    .map(|c| c.as_str().unwrap().parse::<u128>().unwrap())
+                    .sum();
+                assert_eq!(sum.to_string(), one["states"].as_str().unwrap(), "{many}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_rank_killed_mid_run_ends_every_rank() {
-    // Rank 1 holds half of the node table and is killed while rank 0 explores: the run
-    // must end, with a failure, instead of rank 0 waiting for it forever.
+    // Rank 1 (holding half of the node table, or a slice of the states) is killed while
+    // rank 0 explores: the run must end, with a failure, instead of rank 0 waiting for it
+    // forever.
+    for split in ["table", "states"] {
+        a_rank_killed_mid_run_ends_every_rank_with(split);
+    }
+}
+
+fn a_rank_killed_mid_run_ends_every_rank_with(split: &str) {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     let script =
         r#"if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 2; kill -9 $$) & fi; exec "$0" "$@""#;
@@ -304,6 +366,8 @@ fn a_rank_killed_mid_run_ends_every_rank() {
         "bfs",
         "-w",
         "1",
+        "--split",
+        split,
     ]);
     launch::clear_rhizome_env(&mut cmd);
     let o = launch::run(

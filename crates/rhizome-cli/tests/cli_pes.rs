@@ -1,5 +1,5 @@
-//! `rhizome reach --pes N` on the local transport: the node table spread over N PEs in
-//! this process. A table that is too small on one PE under `--memory` (a per-PE limit)
+//! `rhizome reach --pes N` on the local transport (`--split table`: the node table spread over N PEs in
+//! this process; `--split states`: the states sliced over them). A table that is too small on one PE under `--memory` (a per-PE limit)
 //! holds the model on 2 and 4 PEs, with the same answers; the JSON report names the PEs
 //! and each PE's peak memory. Nothing here measures time.
 
@@ -21,7 +21,7 @@ fn a_model_out_of_table_on_one_pe_completes_on_2_and_4_under_the_same_memory() {
     let file = model(&models::required_models_dir(), "ltsmin-2017/anderson.4.bdd");
     let args = |pes: &'static str| {
         let base = [
-            "reach", "-s", "bfs", "-w", "1", "--memory", "1M", "--pes", pes,
+            "reach", "-s", "bfs", "-w", "1", "--memory", "1M", "--split", "table", "--pes", pes,
         ];
         let mut v: Vec<String> = base.iter().map(|a| a.to_string()).collect();
         v.push(file.clone());
@@ -53,4 +53,109 @@ fn a_model_out_of_table_on_one_pe_completes_on_2_and_4_under_the_same_memory() {
             "{j}"
         );
     }
+}
+
+/// `reach --pes N --split states`: the states sliced over the PEs give one PE's answers,
+/// the report names the mode and each PE's slice, and the slices add up to the states.
+#[test]
+fn sliced_states_give_one_pes_answers_on_2_and_4_pes() {
+    let base = [
+        "reach",
+        "--builtin",
+        "philosophers:24",
+        "-d",
+        "-w",
+        "1",
+        "--memory",
+        "64M",
+        "--json",
+        "-",
+    ];
+    let report = |extra: &[&str], env: &[(&str, &str)]| -> Value {
+        let o = success(rhizome_env(&[&base[..], extra].concat(), env));
+        serde_json::from_str(&o.stdout).expect("one JSON report")
+    };
+    let one = report(&["-s", "bfs"], &[]);
+    assert_eq!(one["split"], Value::Null);
+    // Split at once (0 nodes) and with the default threshold (philosophers:24 ends first:
+    // every PE explores the whole set).
+    for (pes, split_nodes) in [("2", "0"), ("4", "0"), ("2", "8192")] {
+        let j = report(
+            &["-s", "bfs", "--pes", pes, "--split", "states"],
+            &[("RHIZOME_SPLIT_NODES", split_nodes)],
+        );
+        for key in ["states", "levels", "nodes", "deadlocks"] {
+            assert_eq!(j[key], one[key], "{key} on {pes} PEs");
+        }
+        assert_eq!(j["split"], "states", "{j}");
+        let slices = &j["slices"];
+        let per_pe = slices["states_per_pe"].as_array().expect("per-PE states");
+        let n: usize = pes.parse().unwrap();
+        assert_eq!(per_pe.len(), n, "{j}");
+        let counts: Vec<u128> = per_pe
+            .iter()
+            .map(|c| c.as_str().unwrap().parse().unwrap())
+            .collect();
+        let total: u128 = one["states"].as_str().unwrap().parse().unwrap();
+        if split_nodes == "0" {
+            assert_eq!(counts.iter().sum::<u128>(), total, "{j}");
+            assert_eq!(
+                slices["split_vars"].as_array().unwrap().len(),
+                n.trailing_zeros() as usize
+            );
+        } else {
+            assert!(counts.iter().all(|&c| c == total), "{j}");
+            assert_eq!(slices["split_level"], Value::Null);
+        }
+    }
+    // `auto` slices bfs on 2 PEs and spreads the table for saturation.
+    let auto = report(&["-s", "bfs", "--pes", "2"], &[]);
+    assert_eq!(auto["split"], "states");
+    let sat = report(&["--pes", "2", "-s", "sat"], &[]);
+    assert_eq!(sat["split"], "table");
+    assert_eq!(sat["states"], one["states"]);
+}
+
+#[test]
+fn what_slices_cannot_run_is_one_clear_error() {
+    let run = |args: &[&str]| {
+        rhizome(
+            &[
+                &[
+                    "reach",
+                    "--builtin",
+                    "philosophers:4",
+                    "-w",
+                    "1",
+                    "--memory",
+                    "16M",
+                ],
+                args,
+            ]
+            .concat(),
+        )
+    };
+    clean_error(
+        &run(&["--pes", "3", "--split", "states"]),
+        &["--split states", "power of two", "3"],
+    );
+    clean_error(
+        &run(&["--pes", "2", "--split", "states", "-s", "chaining"]),
+        &["--split states", "chaining"],
+    );
+    clean_error(
+        &run(&[
+            "--pes",
+            "2",
+            "--split",
+            "states",
+            "-s",
+            "bfs",
+            "--count-nodes",
+        ]),
+        &["--split states", "count the nodes"],
+    );
+    // `auto` falls back to the spread table where slices cannot run.
+    let o = success(run(&["--pes", "3", "-s", "bfs"]));
+    assert!(o.stdout.contains("node table over 3 PEs"), "{}", o.stdout);
 }

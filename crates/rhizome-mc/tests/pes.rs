@@ -6,46 +6,21 @@
 //! reachable set it stores on 2 PEs. Without the shared model files the tests are
 //! reported as ignored.
 
+#[path = "support/answer.rs"]
+mod answer;
 #[path = "support/models.rs"]
 mod models;
 #[path = "support/reach.rs"]
 mod support;
 
+use answer::{Answer, WITH_DEADLOCKS, answer};
 use models::required_models_dir;
-use num_bigint::BigUint;
 use rhizome::World;
 use rhizome::tasks::Tasks;
 use rhizome_bdd::{Config, DistNodeStore, DistOpCache, Manager};
-use rhizome_mc::reach::{ReachOptions, ReachReport, StoredCheck, Strategy};
+use rhizome_mc::reach::{ReachOptions, StoredCheck, Strategy};
 use std::sync::Arc;
 use support::{ALL_STRATEGIES, explore_file, run_file};
-
-/// What must not depend on the number of PEs.
-#[derive(Debug, PartialEq)]
-struct Answer {
-    states: BigUint,
-    levels: Option<usize>,
-    nodes: usize,
-    deadlocks: Option<BigUint>,
-    check: Option<StoredCheck>,
-}
-
-fn answer(r: &ReachReport) -> Answer {
-    Answer {
-        states: r.states.clone(),
-        levels: r.levels,
-        nodes: r.nodes,
-        deadlocks: r.deadlocks.as_ref().map(|d| d.count.clone()),
-        check: r.stored_check.clone(),
-    }
-}
-
-const WITH_DEADLOCKS: ReachOptions = ReachOptions {
-    deadlocks: true,
-    trace: false,
-    count_nodes: false,
-    watch: None,
-};
 
 /// Explores every `(file, strategy)` of `jobs` on `pes` PEs of one worker, one after the
 /// other in one distributed table of `slots` slots per PE (collected between files), the

@@ -1,4 +1,4 @@
-//! Collectives: barrier, reductions, broadcast, gather.
+//! Collectives: barrier, reductions, broadcast, gather, all-to-all.
 //!
 //! `barrier` and the `u64` reductions are the transport's own collectives. The generic
 //! ones (any [`Message`] type) travel as uncounted active messages tagged with a sequence
@@ -126,6 +126,35 @@ impl Ctx {
             self.send_collective(pe, seq, &value);
         }
         self.collect(value, seq)
+    }
+
+    /// Collective: every PE sends `values[q]` to PE `q` (`values` has one entry per PE,
+    /// its own included) and gets what every PE sent it, in PE order: an all-to-all
+    /// exchange, where [`allgather`](Ctx::allgather) would send every entry everywhere.
+    ///
+    /// ```
+    /// rhizome::World::builder().pes(3).run(|ctx| {
+    ///     let me = ctx.my_pe();
+    ///     let got = ctx.alltoall((0..3).map(|to| vec![me, to]).collect());
+    ///     assert_eq!(got, (0..3).map(|from| vec![from, me]).collect::<Vec<_>>());
+    /// }).unwrap();
+    /// ```
+    pub fn alltoall<T: Message>(&self, values: Vec<T>) -> Vec<T> {
+        assert_eq!(
+            values.len(),
+            self.pes,
+            "rhizome: alltoall takes one value per PE"
+        );
+        let seq = self.next_seq();
+        let mut own = None;
+        for (pe, value) in values.into_iter().enumerate() {
+            if pe == self.pe {
+                own = Some(value);
+            } else {
+                self.send_collective(pe, seq, &value);
+            }
+        }
+        self.collect(own.expect("one value per PE"), seq)
     }
 
     /// Collective: `root` gets the fold of all PEs' values with `op` (in PE order); the

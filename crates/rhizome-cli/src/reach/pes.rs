@@ -17,6 +17,10 @@
 //! instead: each PE draws whole images and ORs them (`OpCtx::rel_image_union`).
 //! Collections stay with PE 0, between operations. The answers are those of one PE: the
 //! table is canonical whichever PE makes a node.
+//!
+//! With `--split states` (`sliced.rs`) there is no shared table: every PE builds a one-PE
+//! manager on its own pool and explores its slice of the states
+//! (`rhizome_mc::reach::reach_sliced`); PE 0 reports.
 
 use super::{Outputs, ReachArgs, drive};
 use crate::reach::pss::{PssSampler, dump_smaps, peak_pss_bytes};
@@ -58,16 +62,28 @@ pub(super) fn run(
         .pes(args.runtime.pes.unwrap_or(1))
         .workers(config.workers)
         .run(|ctx| {
-            let tasks = (ctx.num_pes() > 1).then(|| Tasks::new(ctx));
+            // The same answer on every PE, before any collective.
+            let sliced = match super::sliced::slices_states(args, ctx.num_pes()) {
+                Ok(sliced) => sliced,
+                // PE 0 tells; every PE ends.
+                Err(e) if ctx.my_pe() == 0 => return Err(format!("{e:#}")),
+                Err(_) => return Ok(()),
+            };
+            let tasks = (ctx.num_pes() > 1 && !sliced).then(|| Tasks::new(ctx));
             let peaks = Peaks {
                 ctx,
                 gathered: Cell::new(false),
+                sliced,
                 tasks: tasks.as_ref(),
                 explored: Cell::new(false),
                 jobs: Cell::new(None),
                 cache: Cell::new(None),
             };
-            let outcome = on_pe(ctx, args, &config, memory, kind, &outputs, &peaks);
+            let outcome = if sliced {
+                on_pe_sliced(ctx, args, &config, memory, &outputs, &peaks)
+            } else {
+                on_pe(ctx, args, &config, memory, kind, &outputs, &peaks)
+            };
             // PE 0 runs the scheduler once, also when it failed before exploring: the
             // other PEs serve until it has.
             if ctx.my_pe() == 0 {
@@ -133,6 +149,24 @@ fn on_pe(
     drive(args, m, memory, outputs, peaks)
 }
 
+/// This PE's part of a sliced run (`--split states`): a one-PE manager on the PE's own
+/// pool, growing as one PE's does; PE 0 reports, the others explore their slices.
+fn on_pe_sliced(
+    ctx: &Ctx,
+    args: &ReachArgs,
+    config: &Config,
+    memory: usize,
+    outputs: &Mutex<Outputs>,
+    peaks: &Peaks<'_>,
+) -> anyhow::Result<()> {
+    let m = Manager::with_pool(config.clone(), Arc::clone(ctx.pool()));
+    if ctx.my_pe() == 0 {
+        drive(args, m, memory, outputs, peaks)
+    } else {
+        super::sliced::follow(ctx, args, m)
+    }
+}
+
 /// The per-PE figures of a run, in PE order.
 pub(super) struct PerPe {
     /// Peak resident memory (VmHWM).
@@ -177,7 +211,9 @@ fn op_cache_kind() -> anyhow::Result<OpCacheKind> {
 pub(super) struct Peaks<'a> {
     ctx: &'a Ctx,
     gathered: Cell<bool>,
-    /// The PEs' scheduler, on several PEs.
+    /// Whether the states are sliced over the PEs (`--split states`).
+    sliced: bool,
+    /// The PEs' scheduler, on several PEs (spread table).
     tasks: Option<&'a Tasks>,
     /// Whether PE 0 has run the scheduler (once a run).
     explored: Cell<bool>,
@@ -191,6 +227,11 @@ impl Peaks<'_> {
     /// PEs of the run.
     pub(super) fn pes(&self) -> usize {
         self.ctx.num_pes()
+    }
+
+    /// The PEs of a sliced exploration, if the states are sliced.
+    pub(super) fn sliced(&self) -> Option<&Ctx> {
+        self.sliced.then_some(self.ctx)
     }
 
     /// The transport's name.

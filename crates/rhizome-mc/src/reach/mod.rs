@@ -15,12 +15,18 @@ mod image;
 mod progress;
 mod sat_half;
 mod saturation;
+mod sliced;
+mod split;
 mod trace;
 
 pub use check::StoredCheck;
 pub use deadlocks::Deadlocks;
 pub use progress::{LevelRecord, Progress, Watch};
 pub use sat_half::register_jobs;
+pub use sliced::{
+    DEFAULT_SPLIT_NODES, SliceInfo, SliceOptions, SlicedError, SlicedOutcome, reach_sliced,
+    sliced_unsupported,
+};
 pub use trace::TraceStep;
 
 use crate::model::Model;
@@ -30,7 +36,6 @@ use rhizome_bdd::{BddError, Manager, NodeStore, OpCache, Root};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// How the reachable states are explored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,16 +163,7 @@ pub fn reach<S: NodeStore, C: OpCache>(
         // The fallback image (product, then rename) exists only as whole operations.
         return reach(m, model, Strategy::Bfs, opts, progress);
     }
-    let mut run = Run {
-        start: Instant::now(),
-        visited: m.root(model.initial),
-        levels: 0,
-        per_level: Vec::new(),
-        level_nodes: Vec::new(),
-        count_nodes: opts.count_nodes,
-        watch: opts.watch.clone(),
-        progress,
-    };
+    let mut run = Run::start(m, model, opts, progress);
     let explored = match strategy {
         Strategy::Bfs | Strategy::Par => {
             run.record(m, model, Some(model.initial), true);
@@ -179,6 +175,21 @@ pub fn reach<S: NodeStore, C: OpCache>(
         }
         Strategy::Sat => saturation::saturate(m, model, &mut run),
     };
+    conclude(m, model, strategy, opts, run, explored)
+}
+
+/// What follows an exploration that ended (`explored` Ok) or stopped (its error): the
+/// deadlocks, the check against the stored set and the report, from the visited states
+/// of `run`. The sliced exploration (`sliced.rs`) ends here too, on PE 0, with the union
+/// of the slices.
+fn conclude<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    model: &Model,
+    strategy: Strategy,
+    opts: &ReachOptions,
+    run: Run<'_, S, C>,
+    explored: Result<(), BddError>,
+) -> Result<ReachReport, Incomplete> {
     // A level that failed found nothing that counts; deadlock detection failing after a
     // complete exploration leaves every level done.
     let levels_done = match explored {

@@ -70,7 +70,26 @@ pub(super) struct Run<'p, S: NodeStore, C: OpCache> {
     pub(super) progress: &'p mut dyn FnMut(&Manager<S, C>, &Progress<'_>),
 }
 
-impl<S: NodeStore, C: OpCache> Run<'_, S, C> {
+impl<'p, S: NodeStore, C: OpCache> Run<'p, S, C> {
+    /// An exploration starting now from the initial states of `model`.
+    pub(super) fn start(
+        m: &Manager<S, C>,
+        model: &Model,
+        opts: &super::ReachOptions,
+        progress: &'p mut dyn FnMut(&Manager<S, C>, &Progress<'_>),
+    ) -> Self {
+        Run {
+            start: Instant::now(),
+            visited: m.root(model.initial),
+            levels: 0,
+            per_level: Vec::new(),
+            level_nodes: Vec::new(),
+            count_nodes: opts.count_nodes,
+            watch: opts.watch.clone(),
+            progress,
+        }
+    }
+
     /// Starts the next level.
     pub(super) fn next_level(&mut self) {
         self.levels += 1;
@@ -105,6 +124,20 @@ impl<S: NodeStore, C: OpCache> Run<'_, S, C> {
             }
             (None, _) => (m.satcount(visited, &model.state_vars), None),
         };
+        self.push(m, states, frontier_nodes, grew);
+    }
+
+    /// Records the level just done with its counts given: `states` visited in all,
+    /// `frontier_nodes` of the states it found (see [`LevelRecord`]), `grew` whether it
+    /// found any. The sliced exploration counts its levels over every rank's slice.
+    pub(super) fn push(
+        &mut self,
+        m: &Manager<S, C>,
+        states: BigUint,
+        frontier_nodes: Option<usize>,
+        grew: bool,
+    ) {
+        let visited = self.visited.get();
         let visited_nodes = self.count_nodes.then(|| m.node_count(visited));
         if let Some(n) = visited_nodes
             && grew

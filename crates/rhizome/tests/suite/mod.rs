@@ -529,6 +529,15 @@ fn collectives(ctx: &Ctx) {
     assert_eq!(f, 0.25 * (n * (n - 1)) as f64);
     let all = ctx.allgather(vec![me as u16; 3]);
     assert_eq!(all, (0..n).map(|p| vec![p as u16; 3]).collect::<Vec<_>>());
+    // Entry `q` of PE `p`'s vector goes to PE `q`, which gets them in PE order.
+    let sent: Vec<Vec<u64>> = (0..n)
+        .map(|to| vec![(me * 10 + to) as u64; to + 1])
+        .collect();
+    let got = ctx.alltoall(sent);
+    let want: Vec<Vec<u64>> = (0..n)
+        .map(|from| vec![(from * 10 + me) as u64; me + 1])
+        .collect();
+    assert_eq!(got, want);
     for _ in 0..100 {
         ctx.barrier();
     }

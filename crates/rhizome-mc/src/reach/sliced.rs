@@ -1,0 +1,457 @@
+//! Sliced reachability: the state space partitioned over the ranks, each rank exploring
+//! its slice with a manager of its own.
+//!
+//! The node table spread over the PEs (`DistNodeStore`) makes every node made on one
+//! PE's behalf a one-sided operation on another's memory: fast under shared windows,
+//! hopeless over a network (three round trips a node). Slicing moves the cut from the
+//! nodes to the states (Heyman, Geist, Grumberg and Schuster 2000): every rank holds an
+//! ordinary one-PE manager (its own table, cache and workers, nothing shared), `k =
+//! log2(N)` split variables partition the states, and rank `p` owns the states whose
+//! split variables spell `p` ([`split`](super::split)). A `bfs` (or `par`) level on rank
+//! `p` takes the image of its frontier with its own manager, keeps the new states of its
+//! slice and sends those of every other slice to their owner as an encoded BDD
+//! ([`Manager::encode`]), all in one all-to-all exchange; each rank ORs what it received
+//! into its own part and removes its visited states. The union of the ranks' frontiers is
+//! exactly one PE's frontier, so states, levels and deadlocks are one PE's.
+//!
+//! Until the visited set reaches [`SliceOptions::split_nodes`] nodes, every rank runs the
+//! same levels on the whole set (no messages but the per-level counts): a split chosen
+//! from the first few states would say little about the later ones. Then every rank
+//! chooses the same split variables from the same set and keeps its slice. At the end PE
+//! 0 gathers the slices and ORs them: the final node count, the deadlocks (and their
+//! trace) and the check against a stored reachable set are computed there, by the same
+//! code as on one PE. Only `bfs` and `par` fit this loop: `chaining`'s levels depend on
+//! the order in which states are found, and a slice's saturation would need relations
+//! restricted to the slice.
+
+use super::bfs::{image_source, successors};
+use super::progress::{Progress, Run};
+use super::split::{Split, choose_split};
+use super::{Incomplete, ReachOptions, ReachReport, Strategy, conclude};
+use crate::model::Model;
+use num_bigint::BigUint;
+use rhizome::Ctx;
+use rhizome_bdd::{Bdd, BddError, CodecError, Manager, NodeStore, OpCache, Root};
+
+/// The default of [`SliceOptions::split_nodes`].
+pub const DEFAULT_SPLIT_NODES: usize = 1 << 13;
+
+/// How a sliced exploration splits the states.
+#[derive(Debug, Clone)]
+pub struct SliceOptions {
+    /// The ranks explore the whole set alike until it has this many nodes, then split it
+    /// (0: at once, from the initial states).
+    pub split_nodes: usize,
+}
+
+impl Default for SliceOptions {
+    fn default() -> Self {
+        SliceOptions {
+            split_nodes: DEFAULT_SPLIT_NODES,
+        }
+    }
+}
+
+/// How the states were sliced, on every rank alike.
+#[derive(Debug, Clone, Default)]
+pub struct SliceInfo {
+    /// The split variables, most significant first (empty: the exploration ended before
+    /// the set was large enough to split, or there is one rank).
+    pub split_vars: Vec<u32>,
+    /// The level after which the states were split (`None`: never).
+    pub split_level: Option<usize>,
+    /// Each rank's states at the end (the whole set on every rank if never split).
+    pub slice_states: Vec<BigUint>,
+    /// Nodes of each rank's set of states at the end.
+    pub slice_nodes: Vec<usize>,
+    /// Bytes of encoded states each rank sent to the others, over all levels.
+    pub bytes_sent: Vec<u64>,
+}
+
+/// What a sliced exploration gives each rank.
+#[derive(Debug, Clone)]
+pub struct SlicedOutcome {
+    /// The report, on PE 0 (with the union of the slices as its reachable set).
+    pub report: Option<ReachReport>,
+    /// How the states were sliced.
+    pub slices: SliceInfo,
+}
+
+/// Why a sliced exploration gave no report.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SlicedError {
+    /// The combination cannot run sliced (every rank finds this before any message).
+    #[error("{0}")]
+    Unsupported(String),
+    /// A rank's table filled up for good: on PE 0, what it had found (its slice).
+    #[error(transparent)]
+    Incomplete(Box<Incomplete>),
+    /// A rank received states that do not decode (a fault, not an input error).
+    #[error("the states exchanged between ranks are corrupt: {0}")]
+    Exchange(String),
+}
+
+/// Why a level could not be done on this rank, or on another.
+enum LevelError {
+    Bdd(BddError),
+    Corrupt(String),
+    /// Another rank failed: this one stops with it.
+    Peer,
+}
+
+impl From<BddError> for LevelError {
+    fn from(e: BddError) -> Self {
+        LevelError::Bdd(e)
+    }
+}
+
+impl From<CodecError> for LevelError {
+    fn from(e: CodecError) -> Self {
+        match e {
+            CodecError::Corrupt(why) => LevelError::Corrupt(why),
+            CodecError::Bdd(e) => LevelError::Bdd(e),
+        }
+    }
+}
+
+/// Why `strategy` and `opts` cannot run sliced on `ranks` ranks, if they cannot.
+pub fn sliced_unsupported(ranks: usize, strategy: Strategy, opts: &ReachOptions) -> Option<String> {
+    if !ranks.is_power_of_two() {
+        return Some(format!(
+            "sliced exploration needs a power of two of PEs, not {ranks}"
+        ));
+    }
+    if matches!(strategy, Strategy::Chaining | Strategy::Sat) {
+        return Some(format!(
+            "sliced exploration runs bfs and par, not {strategy}"
+        ));
+    }
+    if opts.count_nodes {
+        return Some(
+            "sliced exploration cannot count the nodes of the whole visited set at every level"
+                .into(),
+        );
+    }
+    None
+}
+
+/// Explores `model` on the ranks of `ctx`, each rank with its own manager `m` (on which
+/// the model is loaded alike), the states sliced over the ranks as the module describes.
+/// Collective: every rank calls it with the same arguments. `progress` gets every level's
+/// record with the counts of all ranks (its `visited` is this rank's slice).
+pub fn reach_sliced<S: NodeStore, C: OpCache>(
+    ctx: &Ctx,
+    m: &mut Manager<S, C>,
+    model: &Model,
+    strategy: Strategy,
+    opts: &ReachOptions,
+    slicing: &SliceOptions,
+    progress: &mut dyn FnMut(&Manager<S, C>, &Progress<'_>),
+) -> Result<SlicedOutcome, SlicedError> {
+    let ranks = ctx.num_pes();
+    if let Some(why) = sliced_unsupported(ranks, strategy, opts) {
+        return Err(SlicedError::Unsupported(why));
+    }
+    // As on one PE: `par` needs the one-operation image of interleaved variables.
+    let strategy = match strategy {
+        Strategy::Par if !model.interleaved => Strategy::Bfs,
+        s => s,
+    };
+    let mut run = Run::start(m, model, opts, progress);
+    let (states, nodes) = m.satcount_and_nodes(model.initial, &model.state_vars);
+    run.push(m, states, Some(nodes), true);
+    let mut state = Sliced {
+        front: m.root(model.initial),
+        split: None,
+        split_level: None,
+        bytes_sent: 0,
+    };
+    let explored = loop {
+        if state.split.is_none()
+            && ranks > 1
+            && m.node_count(run.visited.get()) >= slicing.split_nodes
+        {
+            // The same set on every rank, the same deterministic rule: the same split.
+            if let Err(e) = state.take_slice(ctx, m, model, &mut run) {
+                break Err(LevelError::Bdd(e));
+            }
+        }
+        run.next_level();
+        let local = level(ctx, m, model, strategy, &mut state, &run);
+        let grown = match agree(ctx, m, model, &state, local) {
+            Ok(g) => g,
+            Err(e) => break Err(e),
+        };
+        let (new, total, nodes) = grown;
+        let last = run
+            .per_level
+            .last()
+            .map(|r| r.states.clone())
+            .unwrap_or_default();
+        if total == BigUint::ZERO {
+            run.push(m, last, Some(0), false);
+            break Ok(());
+        }
+        state.front.set(new);
+        match m.or(run.visited.get(), new) {
+            Ok(u) => run.visited.set(u),
+            Err(e) => break Err(LevelError::Bdd(e)),
+        }
+        run.push(m, last + total, Some(nodes), true);
+    };
+    finish(ctx, m, model, strategy, opts, run, state, explored)
+}
+
+/// A rank's part of the exploration besides the visited states.
+struct Sliced {
+    /// This rank's states found by the last level.
+    front: Root,
+    /// The split, once taken.
+    split: Option<Split>,
+    split_level: Option<usize>,
+    bytes_sent: u64,
+}
+
+impl Sliced {
+    /// Chooses the split from the visited set and keeps this rank's slice of it and of
+    /// the frontier.
+    fn take_slice<S: NodeStore, C: OpCache>(
+        &mut self,
+        ctx: &Ctx,
+        m: &mut Manager<S, C>,
+        model: &Model,
+        run: &mut Run<'_, S, C>,
+    ) -> Result<(), BddError> {
+        let k = ctx.num_pes().trailing_zeros();
+        let split = choose_split(m, &model.state_vars, run.visited.get(), k)?;
+        let mine = split.slices[ctx.my_pe()].get();
+        let v = m.and(run.visited.get(), mine)?;
+        run.visited.set(v);
+        let f = m.and(self.front.get(), mine)?;
+        self.front.set(f);
+        self.split = Some(split);
+        self.split_level = Some(run.levels);
+        Ok(())
+    }
+}
+
+/// This rank's new states of one level: the image of its frontier (or slice) minus its
+/// visited states, with what the other ranks found in its slice, after the exchange.
+fn level<S: NodeStore, C: OpCache>(
+    ctx: &Ctx,
+    m: &mut Manager<S, C>,
+    model: &Model,
+    strategy: Strategy,
+    state: &mut Sliced,
+    run: &Run<'_, S, C>,
+) -> Result<Bdd, LevelError> {
+    let seen = run.visited.get();
+    let v = image_source(m, state.front.get(), seen);
+    let succ = successors(m, model, strategy, v, seen);
+    let Some(split) = &state.split else {
+        return Ok(succ?);
+    };
+    let me = ctx.my_pe();
+    // Cut the successors by slice; every rank gets one message from every other, a
+    // failure marker in place of the states if this rank failed.
+    let mut own = m.root(Bdd::FALSE);
+    let mut outgoing: Vec<Vec<u8>> = Vec::with_capacity(split.slices.len());
+    let mut failed: Option<LevelError> = None;
+    match succ {
+        Ok(succ) => {
+            let succ = m.root(succ);
+            for (q, slice) in split.slices.iter().enumerate() {
+                match m.and(succ.get(), slice.get()) {
+                    Ok(part) if q == me => {
+                        own.set(part);
+                        outgoing.push(Vec::new());
+                    }
+                    Ok(part) => {
+                        let mut bytes = vec![0u8];
+                        bytes.extend(m.encode(&[part]));
+                        state.bytes_sent += bytes.len() as u64;
+                        outgoing.push(bytes);
+                    }
+                    Err(e) => {
+                        failed = Some(e.into());
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => failed = Some(e.into()),
+    }
+    if failed.is_some() {
+        outgoing = vec![vec![1u8]; split.slices.len()];
+    }
+    let incoming = ctx.alltoall(outgoing);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    for (q, bytes) in incoming.iter().enumerate() {
+        if q == me {
+            continue;
+        }
+        let Some((0, encoded)) = bytes.split_first() else {
+            return Err(LevelError::Peer);
+        };
+        let got = m.decode(encoded)?;
+        let [part] = got[..] else {
+            return Err(LevelError::Corrupt(format!(
+                "rank {q} sent {} BDDs, not one",
+                got.len()
+            )));
+        };
+        let u = m.or(own.get(), part)?;
+        own.set(u);
+    }
+    // What others sent may hold states this rank visited already.
+    Ok(m.diff(own.get(), seen)?)
+}
+
+/// Every rank's outcome of the level, agreed by one exchange of counts: this rank's new
+/// states, the states all ranks found (this rank's alone before the split, when every
+/// rank finds the same) and the nodes of their sets, or the first failure of any rank.
+fn agree<S: NodeStore, C: OpCache>(
+    ctx: &Ctx,
+    m: &Manager<S, C>,
+    model: &Model,
+    state: &Sliced,
+    local: Result<Bdd, LevelError>,
+) -> Result<(Bdd, BigUint, usize), LevelError> {
+    // (status: 0 done, 1 out of nodes, 2 corrupt, 3 a peer failed; count; [nodes, live,
+    // capacity])
+    let mine: (u8, Vec<u8>, [u64; 3]) = match &local {
+        Ok(new) => {
+            let (count, nodes) = m.satcount_and_nodes(*new, &model.state_vars);
+            (0, count.to_bytes_le(), [nodes as u64, 0, 0])
+        }
+        Err(LevelError::Bdd(BddError::OutOfNodes { live, capacity })) => {
+            (1, Vec::new(), [0, *live as u64, *capacity as u64])
+        }
+        Err(LevelError::Corrupt(_)) => (2, Vec::new(), [0; 3]),
+        Err(LevelError::Peer) => (3, Vec::new(), [0; 3]),
+    };
+    let all = ctx.allgather(mine);
+    // The outcome is read from what every rank got alike, so that every rank stops at
+    // the same level with the same error: the first rank's that ran out of nodes, else
+    // the first corrupt exchange.
+    if let Some((_, _, [_, live, capacity])) = all.iter().find(|a| a.0 == 1) {
+        return Err(LevelError::Bdd(BddError::OutOfNodes {
+            live: *live as usize,
+            capacity: *capacity as usize,
+        }));
+    }
+    if let Some(q) = all.iter().position(|a| a.0 != 0) {
+        return Err(LevelError::Corrupt(match local {
+            Err(LevelError::Corrupt(why)) => why,
+            _ => format!("rank {q} received states that do not decode"),
+        }));
+    }
+    let Ok(new) = local else {
+        return Err(LevelError::Peer); // not reached: this rank's status was 0
+    };
+    if state.split.is_none() {
+        let (_, count, [nodes, _, _]) = &all[ctx.my_pe()];
+        return Ok((new, BigUint::from_bytes_le(count), *nodes as usize));
+    }
+    let total = all.iter().map(|a| BigUint::from_bytes_le(&a.1)).sum();
+    let nodes = all.iter().map(|a| a.2[0] as usize).sum();
+    Ok((new, total, nodes))
+}
+
+/// The end of the exploration: the slices' figures gathered everywhere, the slices
+/// ORed on PE 0 and the report concluded there as on one PE.
+#[allow(clippy::too_many_arguments)]
+fn finish<S: NodeStore, C: OpCache>(
+    ctx: &Ctx,
+    m: &mut Manager<S, C>,
+    model: &Model,
+    strategy: Strategy,
+    opts: &ReachOptions,
+    mut run: Run<'_, S, C>,
+    state: Sliced,
+    explored: Result<(), LevelError>,
+) -> Result<SlicedOutcome, SlicedError> {
+    let me = ctx.my_pe();
+    let explored = match explored {
+        Ok(()) => Ok(()),
+        Err(LevelError::Bdd(e)) => Err(e),
+        Err(LevelError::Corrupt(why)) => return Err(SlicedError::Exchange(why)),
+        Err(LevelError::Peer) => return Err(SlicedError::Exchange("a rank failed".into())),
+    };
+    let (count, nodes) = m.satcount_and_nodes(run.visited.get(), &model.state_vars);
+    let figures = ctx.allgather((count.to_bytes_le(), nodes as u64, state.bytes_sent));
+    let slices = SliceInfo {
+        split_vars: state
+            .split
+            .as_ref()
+            .map(|s| s.vars.clone())
+            .unwrap_or_default(),
+        split_level: state.split_level,
+        slice_states: figures
+            .iter()
+            .map(|f| BigUint::from_bytes_le(&f.0))
+            .collect(),
+        slice_nodes: figures.iter().map(|f| f.1 as usize).collect(),
+        bytes_sent: figures.iter().map(|f| f.2).collect(),
+    };
+    // Every rank stopped together (the counts are agreed); the slices meet on PE 0.
+    let explored = match (explored, &state.split) {
+        (Ok(()), Some(_)) => {
+            let encoded = if me == 0 {
+                Vec::new()
+            } else {
+                m.encode(&[run.visited.get()])
+            };
+            match ctx.gather(encoded, 0) {
+                None => {
+                    return Ok(SlicedOutcome {
+                        report: None,
+                        slices,
+                    });
+                }
+                Some(all) => match union_into(m, &mut run, &all[1..]) {
+                    Err(CodecError::Corrupt(why)) => return Err(SlicedError::Exchange(why)),
+                    Err(CodecError::Bdd(e)) => Err(e),
+                    Ok(()) => Ok(()),
+                },
+            }
+        }
+        (Ok(()), None) if me != 0 => {
+            return Ok(SlicedOutcome {
+                report: None,
+                slices,
+            });
+        }
+        (explored, _) => explored,
+    };
+    // On PE 0 the report; on every rank, after a failure, what it had found.
+    match conclude(m, model, strategy, opts, run, explored) {
+        Ok(report) => Ok(SlicedOutcome {
+            report: Some(report),
+            slices,
+        }),
+        Err(incomplete) => Err(SlicedError::Incomplete(Box::new(incomplete))),
+    }
+}
+
+/// ORs the encoded slices `parts` into the visited states of `run`.
+fn union_into<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    run: &mut Run<'_, S, C>,
+    parts: &[Vec<u8>],
+) -> Result<(), CodecError> {
+    for bytes in parts {
+        let got = m.decode(bytes)?;
+        let [part] = got[..] else {
+            return Err(CodecError::Corrupt(format!(
+                "{} BDDs for one slice",
+                got.len()
+            )));
+        };
+        let u = m.or(run.visited.get(), part)?;
+        run.visited.set(u);
+    }
+    Ok(())
+}

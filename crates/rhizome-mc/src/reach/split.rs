@@ -1,0 +1,106 @@
+//! Choosing the variables that slice the state space over the ranks, and the slices.
+//!
+//! With `2^k` ranks, `k` state variables split the states: rank `p` owns the states whose
+//! split variables spell `p` (the first variable its most significant bit). The choice is
+//! made from a set every rank holds alike (the states visited before the split), by a
+//! rule that depends on nothing else, so every rank picks the same variables without a
+//! message. The rule is the one of Heyman, Geist, Grumberg and Schuster (2000): a slice
+//! should be a small BDD, so each variable is chosen, greedily, to minimise the largest
+//! node count among the parts it cuts the set into (ties: the smaller total, then the
+//! earlier variable in state-vector order).
+
+use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, Root};
+
+/// The split of the states over `2^k` ranks.
+pub(super) struct Split {
+    /// The split variables, most significant first.
+    pub(super) vars: Vec<u32>,
+    /// Rank `p`'s slice: the cube of the split variables' literals that spell `p`.
+    pub(super) slices: Vec<Root>,
+}
+
+/// Chooses `k` variables among `candidates` to cut `set` (rooted by the caller) by the
+/// module's rule, and builds the `2^k` slices.
+pub(super) fn choose_split<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    candidates: &[u32],
+    set: Bdd,
+    k: u32,
+) -> Result<Split, BddError> {
+    let mut vars: Vec<u32> = Vec::new();
+    let mut parts: Vec<Root> = vec![m.root(set)];
+    for _ in 0..k {
+        // (largest part, total, candidate index, the cut parts)
+        let mut best: Option<(usize, usize, usize, Vec<Root>)> = None;
+        for (i, &v) in candidates.iter().enumerate() {
+            if vars.contains(&v) {
+                continue;
+            }
+            let cut = cut_parts(m, &parts, v)?;
+            let sizes: Vec<usize> = cut.iter().map(|r| m.node_count(r.get())).collect();
+            let largest = sizes.iter().copied().max().unwrap_or(0);
+            let total: usize = sizes.iter().sum();
+            let better = match &best {
+                None => true,
+                Some((l, t, _, _)) => (largest, total) < (*l, *t),
+            };
+            if better {
+                best = Some((largest, total, i, cut));
+            }
+        }
+        let Some((_, _, i, cut)) = best else {
+            break; // fewer candidates than split bits: the model is tiny
+        };
+        vars.push(candidates[i]);
+        parts = cut;
+    }
+    // Fewer variables than asked (a model of fewer state bits than k): the ranks whose
+    // missing bits are 1 get empty slices.
+    let slices = (0..1usize << k)
+        .map(|p| slice_cube(m, &vars, k, p))
+        .collect::<Result<Vec<Root>, BddError>>()?;
+    Ok(Split { vars, slices })
+}
+
+/// Every part of `parts` cut by variable `v`: `P ∧ ¬v`, `P ∧ v` for each, in order.
+fn cut_parts<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    parts: &[Root],
+    v: u32,
+) -> Result<Vec<Root>, BddError> {
+    let x = m.ithvar(v);
+    let mut out = Vec::with_capacity(2 * parts.len());
+    for p in parts {
+        for lit in [!x, x] {
+            let c = m.and(p.get(), lit)?;
+            out.push(m.root(c));
+        }
+    }
+    Ok(out)
+}
+
+/// Rank `p`'s slice: the split variables set to the bits of `p`, the first variable the
+/// most significant of `k` bits. With fewer variables than `k`, ranks whose missing bits
+/// are not 0 get the empty slice.
+fn slice_cube<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    vars: &[u32],
+    k: u32,
+    p: usize,
+) -> Result<Root, BddError> {
+    let mut cube = m.root(Bdd::TRUE);
+    for bit in 0..k as usize {
+        let one = p >> (k as usize - 1 - bit) & 1 == 1;
+        let lit = match vars.get(bit) {
+            Some(&v) => {
+                let x = m.ithvar(v);
+                if one { x } else { !x }
+            }
+            None if one => Bdd::FALSE,
+            None => Bdd::TRUE,
+        };
+        let c = m.and(cube.get(), lit)?;
+        cube.set(c);
+    }
+    Ok(cube)
+}

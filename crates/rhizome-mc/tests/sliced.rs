@@ -1,0 +1,226 @@
+//! Sliced reachability (`reach_sliced`) on 2 and 4 PEs of the local transport, each PE with
+//! a one-PE manager of its own and the states sliced over the PEs: the states, levels,
+//! final node count and deadlocks of one PE's `bfs`, on files of the three formats (and,
+//! with `--ignored`, on every model file whose `bfs` finishes in seconds), and the reachable set each format C file stores; the slices
+//! add up to the states; what cannot run sliced is refused on every PE alike. Without the
+//! shared model files the model tests are reported as ignored.
+
+#[path = "support/answer.rs"]
+mod answer;
+#[path = "support/models.rs"]
+mod models;
+
+use answer::{Answer, WITH_DEADLOCKS, answer};
+use models::required_models_dir;
+use num_bigint::BigUint;
+use rhizome::World;
+use rhizome_bdd::{Config, Manager};
+use rhizome_mc::model::Model;
+use rhizome_mc::model_file::read_model;
+use rhizome_mc::reach::{
+    ReachOptions, SliceOptions, SlicedError, StoredCheck, Strategy, reach, reach_sliced,
+};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Files whose `bfs` takes longer than a test may (tens of seconds to minutes on two
+/// cores, thousands of levels, or both); saturation and the spread-table tests cover them.
+const TOO_SLOW_FOR_BFS: &[&str] = &[
+    "spin17-beem/resistance.1.bdd",
+    "spin17-beem/plc.1.bdd",
+    "spin17-beem/pgm_protocol.1.bdd",
+    "spin17-beem/synapse.1.bdd",
+    "spin17-beem/cambridge.1.bdd",
+    "spin17-beem/driving_phils.1.bdd",
+    "ltsmin-2017/collision.4.bdd",
+    "ltsmin-2017/collision.5.bdd",
+    "ltsmin-2017/collision.6.bdd",
+    "ltsmin-2017/lifts.6.bdd",
+    "ltsmin-2017/lifts.7.bdd",
+    "ltsmin-2017/schedule_world.3.bdd",
+    "thesis-2014/anderson.6.4-rgs.bdd",
+    "thesis-2014/anderson.8.4-rgs.bdd",
+    "thesis-2014/at.5.8-rgs.bdd",
+    "thesis-2014/at.6.8-rgs.bdd",
+    "thesis-2014/at.7.8-rgs.bdd",
+    "thesis-2014/collision.5.9-rgs.bdd",
+    "thesis-2014/schedule_world.3.8-rgs.bdd",
+];
+
+/// Every `.bdd` file of the models directory that `bfs` finishes in seconds.
+fn model_files() -> Vec<String> {
+    let dir = required_models_dir();
+    let mut files = Vec::new();
+    for set in ["ltsmin-2017", "spin17-beem", "thesis-2014"] {
+        let entries = std::fs::read_dir(dir.join(set)).expect("a model set");
+        for e in entries.flatten() {
+            let name = format!("{set}/{}", e.file_name().to_string_lossy());
+            if name.ends_with(".bdd") && !TOO_SLOW_FOR_BFS.contains(&name.as_str()) {
+                files.push(name);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn load(m: &mut Manager, dir: &Path, file: &str) -> Model {
+    let stored = read_model(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+    Model::from_stored(m, file.to_string(), &stored).unwrap()
+}
+
+/// One PE's `bfs` with deadlocks.
+fn one_pe(file: &str) -> Answer {
+    let mut m = Manager::new(1);
+    let model = load(&mut m, &required_models_dir(), file);
+    let r = reach(
+        &mut m,
+        &model,
+        Strategy::Bfs,
+        &WITH_DEADLOCKS,
+        &mut |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{file}: {e}"));
+    answer(&r)
+}
+
+/// Every file of `files` explored sliced over `pes` PEs of one worker, split once the
+/// visited set has `split_nodes` nodes: PE 0's answers, and the slices' states added up.
+fn sliced_on(
+    pes: usize,
+    split_nodes: usize,
+    files: &[String],
+    strategy: Strategy,
+) -> Vec<(Answer, BigUint, usize)> {
+    let dir = required_models_dir();
+    let slicing = SliceOptions { split_nodes };
+    let mut results = World::builder()
+        .pes(pes)
+        .workers(1)
+        .run(|ctx| {
+            let config = Config {
+                workers: 1,
+                initial_nodes: 1 << 16,
+                ..Config::default()
+            };
+            let mut out = Vec::new();
+            for file in files {
+                let mut m = Manager::with_pool(config.clone(), Arc::clone(ctx.pool()));
+                let model = load(&mut m, &dir, file);
+                let o = reach_sliced(
+                    ctx,
+                    &mut m,
+                    &model,
+                    strategy,
+                    &WITH_DEADLOCKS,
+                    &slicing,
+                    &mut |_, _| {},
+                )
+                .unwrap_or_else(|e| panic!("{file} on {pes} PEs: {e}"));
+                let sum: BigUint = o.slices.slice_states.iter().sum();
+                if let Some(r) = o.report {
+                    out.push((answer(&r), sum, o.slices.split_vars.len()));
+                }
+            }
+            out
+        })
+        .expect("the world runs");
+    results.swap_remove(0)
+}
+
+/// Files of the three formats, with and without deadlocks, split early and late: seconds
+/// in all.
+const QUICK: &[&str] = &[
+    "ltsmin-2017/anderson.4.bdd",
+    "ltsmin-2017/bakery.4.bdd",
+    "spin17-beem/at.1.bdd",
+    "thesis-2014/anderson.1.8-rgs.bdd",
+    "thesis-2014/schedule_world.2.8-rgs.bdd",
+];
+
+/// `files` sliced on 2 PEs (split after a few levels) and on 4 (split at once) give one
+/// PE's answers; the slices add up to the states.
+fn sliced_answers_are_one_pes(files: &[String]) {
+    let one: Vec<Answer> = files.iter().map(|f| one_pe(f)).collect();
+    for (pes, split_nodes) in [(2, 64), (4, 0)] {
+        let many = sliced_on(pes, split_nodes, files, Strategy::Bfs);
+        assert_eq!(many.len(), files.len());
+        let mut split = 0;
+        for ((file, want), (got, sum, vars)) in files.iter().zip(&one).zip(&many) {
+            assert_eq!(want, got, "{file} on {pes} PEs");
+            if file.starts_with("spin17-beem/") {
+                assert_eq!(got.check, Some(StoredCheck::Matches), "{file}");
+            }
+            assert_eq!(sum, &got.states, "{file}: the slices add up");
+            split += usize::from(*vars == pes.trailing_zeros() as usize);
+        }
+        // Every file was split with split_nodes 0; most of them with 64.
+        assert!(split * 2 > files.len(), "{split} of {} split", files.len());
+    }
+}
+
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn sliced_bfs_gives_one_pes_answers_on_2_and_4_pes() {
+    sliced_answers_are_one_pes(&QUICK.iter().map(|f| f.to_string()).collect::<Vec<_>>());
+}
+
+/// Every model file (minutes on two cores: run it with `--ignored`).
+#[test]
+#[ignore = "minutes: every model file whose bfs takes seconds, on 1, 2 and 4 PEs"]
+fn sliced_bfs_gives_one_pes_answers_on_every_model_on_2_and_4_pes() {
+    let files = model_files();
+    assert!(files.len() >= 50, "{files:?}");
+    sliced_answers_are_one_pes(&files);
+}
+
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn sliced_par_gives_the_levels_of_bfs() {
+    let files: Vec<String> = ["ltsmin-2017/anderson.4.bdd", "spin17-beem/at.1.bdd"]
+        .map(String::from)
+        .to_vec();
+    let many = sliced_on(2, 0, &files, Strategy::Par);
+    for (file, (got, _, _)) in files.iter().zip(&many) {
+        assert_eq!(&one_pe(file), got, "{file}");
+    }
+}
+
+#[test]
+fn what_cannot_run_sliced_is_refused_on_every_pe() {
+    for (pes, strategy) in [
+        (3, Strategy::Bfs),
+        (2, Strategy::Chaining),
+        (2, Strategy::Sat),
+    ] {
+        let refused = World::builder()
+            .pes(pes)
+            .workers(1)
+            .run(|ctx| {
+                let mut m = Manager::with_pool(Config::default(), Arc::clone(ctx.pool()));
+                let model = rhizome_mc::builtin::build(&mut m, "philosophers:4").unwrap();
+                let r = reach_sliced(
+                    ctx,
+                    &mut m,
+                    &model,
+                    strategy,
+                    &ReachOptions::default(),
+                    &SliceOptions::default(),
+                    &mut |_, _| {},
+                );
+                match r {
+                    Err(SlicedError::Unsupported(why)) => why,
+                    other => panic!("{strategy} on {pes} PEs: {other:?}"),
+                }
+            })
+            .expect("the world runs");
+        assert_eq!(refused.len(), pes);
+        assert!(refused.iter().all(|w| w == &refused[0]), "{refused:?}");
+    }
+}
