@@ -173,7 +173,7 @@ fn kernel(app: &App) -> Box<dyn Kernel> {
         }),
         App::Water { molecules, steps } => Box::new(water::Water { molecules, steps }),
         App::Lu { n, block } => Box::new(lu::Lu { n, block }),
-        App::Tsp { cities, split } => Box::new(tsp::Tsp { cities, split }),
+        App::Tsp { cities, split } => Box::new(tsp::Tsp::new(cities, split)),
         App::Radix { keys } => Box::new(radix::Radix { keys }),
         App::NbodyW { bodies, steps } => Box::new(nbody::Nbody {
             bodies,

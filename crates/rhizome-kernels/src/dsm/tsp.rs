@@ -5,7 +5,12 @@
 //! section, so an empty stack means no work is left anywhere); a longer one, with up to
 //! three more such on the top of the stack (fewer visits to the lock), it searches
 //! depth first on its own, pruning with its copy of the best length, which it refreshes
-//! at every visit to the lock. A shorter complete tour is written under the lock. A stale
+//! at every visit to the lock. A shorter complete tour is written under the lock. The
+//! threads of one PE also share the best length they know in the PE's own memory (an
+//! atomic word of this kernel instance, made once per PE: never seen by another PE), and
+//! prune with it at every step of their search, so that a tour one thread finds prunes
+//! its sibling's search at once, as TreadMarks' TSP lets every thread of a node read the
+//! bound without the lock; another PE's tours arrive, as before, at a lock visit. A stale
 //! copy of the bound only prunes less, never more, so every run ends with the optimum
 //! length, though the optimal tour it keeps may be another of the same length.
 //!
@@ -13,10 +18,13 @@
 //! grid), so lengths are exact. The search starts from the nearest-neighbour tour.
 
 use super::{Kernel, Mem, Team};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(crate) struct Tsp {
     pub(crate) cities: usize,
     pub(crate) split: usize,
+    /// The shortest length this PE's threads know (found here, or read under the lock).
+    known: AtomicU64,
 }
 
 /// The lock over the stack and the best tour.
@@ -27,6 +35,18 @@ const TAKE: usize = 4;
 const GRID: usize = 1000;
 
 impl Tsp {
+    /// The kernel for `cities` cities, splitting tours of fewer than `split`.
+    pub(crate) fn new(cities: usize, split: usize) -> Tsp {
+        Tsp {
+            cities,
+            split,
+            known: AtomicU64::new(u64::MAX),
+        }
+    }
+    /// Tells this PE's threads of a length read under the lock: the shorter of the two.
+    fn learn(&self, bound: u64) -> u64 {
+        self.known.fetch_min(bound, Ordering::Relaxed).min(bound)
+    }
     /// Where the distance matrix ends and the best length is.
     fn best(&self) -> usize {
         self.cities * self.cities
@@ -135,6 +155,8 @@ impl Search<'_> {
     /// Searches every completion of `path` shorter than the bound.
     fn search(&mut self, path: &mut Vec<usize>, len: u64, visited: u64) {
         let n = self.tsp.cities;
+        // A shorter tour found since by a thread of this PE prunes at once.
+        self.bound = self.bound.min(self.tsp.known.load(Ordering::Relaxed));
         if path.len() == n {
             let total = len + self.d[path[n - 1] * n];
             if total < self.bound {
@@ -166,7 +188,7 @@ impl Search<'_> {
                 m.set_u64(t.tour() + i, c as u64);
             }
         }
-        self.bound = m.get_u64(t.best());
+        self.bound = t.learn(m.get_u64(t.best()));
         self.team.unlock(QUEUE_LOCK);
     }
 }
@@ -231,7 +253,7 @@ impl Kernel for Tsp {
         let mut path = Vec::with_capacity(n);
         loop {
             team.lock(QUEUE_LOCK);
-            s.bound = m.get_u64(self.best());
+            s.bound = self.learn(m.get_u64(self.best()));
             let Some(len) = self.pop(m, &mut path) else {
                 team.unlock(QUEUE_LOCK);
                 break;
@@ -318,7 +340,7 @@ mod tests {
             assert!(out.valid, "{cities} cities");
             assert_eq!(
                 out.checksum,
-                brute_force(&Tsp { cities, split }),
+                brute_force(&Tsp::new(cities, split)),
                 "{cities} cities"
             );
         }
