@@ -9,12 +9,12 @@
 //! `rounds` rounds. Every round's result is checked (each PE pops exactly the values it
 //! pushed, the sums are the PEs' count), so a figure is never that of a wrong round.
 
+use super::bfs_queue::through_queue;
 use rhizome::Ctx;
 use rhizome::ReduceOp;
 use rhizome::conveyor::Conveyor;
 use rhizome::coop::Coop;
 use rhizome_collections::fc::{GlobalQueue, Mode};
-use std::cell::RefCell;
 use std::time::Instant;
 
 /// Values each PE moves through the queue per round in the large rounds.
@@ -87,18 +87,20 @@ pub fn level_costs(
             ))
         }
     };
-    measure("queue push_all_then_pop, 1 value", rounds, &mut |k| {
-        let v = values(k, 1);
+    // One PE's part of a queue round of n values over up to `tasks` tasks, checked.
+    let queue_round = |k: u64, n: u64, tasks: usize| {
+        let v = values(k, n);
         let pushed = (v.len(), fingerprint(&v));
-        check_own(k, pushed, split_round(&coop, &queue, v, 1))
+        check_own(k, pushed, through_queue(&coop, &queue, v, tasks))
+    };
+    measure("queue push_all_then_pop, 1 value", rounds, &mut |k| {
+        queue_round(k, 1, 1)
     })?;
     measure(
         "queue push_all_then_pop, 1 value, + allreduce",
         rounds,
         &mut |k| {
-            let v = values(k, 1);
-            let pushed = (v.len(), fingerprint(&v));
-            check_own(k, pushed, split_round(&coop, &queue, v, 1))?;
+            queue_round(k, 1, 1)?;
             let sums = ctx.allreduce([1u64, k, 0, 0], |a, b| std::array::from_fn(|i| a[i] + b[i]));
             check_sums(k, sums[0], pes)
         },
@@ -106,20 +108,12 @@ pub fn level_costs(
     measure(
         "queue push_all_then_pop, 20000 values, 1 task",
         big_rounds,
-        &mut |k| {
-            let v = values(k, BIG);
-            let pushed = (v.len(), fingerprint(&v));
-            check_own(k, pushed, split_round(&coop, &queue, v, 1))
-        },
+        &mut |k| queue_round(k, BIG, 1),
     )?;
     measure(
         "queue push_all_then_pop, 20000 values, 1024 tasks",
         big_rounds,
-        &mut |k| {
-            let v = values(k, BIG);
-            let pushed = (v.len(), fingerprint(&v));
-            check_own(k, pushed, split_round(&coop, &queue, v, TASKS))
-        },
+        &mut |k| queue_round(k, BIG, TASKS),
     )?;
     measure("allreduce (messages), 4 words", rounds, &mut |k| {
         let sums = ctx.allreduce([1u64, k, 0, 0], |a, b| std::array::from_fn(|i| a[i] + b[i]));
@@ -140,28 +134,6 @@ pub fn level_costs(
         Ok(())
     })?;
     Ok(out)
-}
-
-/// One PE's part of a round: `values` pushed and as many popped, split over up to
-/// `tasks` tasks as the BFS splits its frontier; the values popped.
-fn split_round(
-    coop: &Coop<'_>,
-    queue: &GlobalQueue<'_, u64>,
-    values: Vec<u64>,
-    tasks: usize,
-) -> Vec<u64> {
-    let got = RefCell::new(Vec::with_capacity(values.len()));
-    let share = values.len().div_ceil(tasks).max(1);
-    coop.run_local(|s| {
-        for part in values.chunks(share) {
-            let (queue, got) = (queue, &got);
-            s.spawn(async move {
-                let popped = queue.push_all_then_pop(part.to_vec(), part.len()).await;
-                got.borrow_mut().extend(popped);
-            });
-        }
-    });
-    got.into_inner()
 }
 
 /// The sum and the sum of squares of `v`, wrapping: equal for the same values in any
