@@ -209,3 +209,20 @@ fn bad_roots_are_refused() {
     });
     assert!(out[0].contains("not a vertex"));
 }
+
+/// The level-cost rounds run (each checks its result) on 1 and 2 PEs, give one figure
+/// per kind of round, the same on every PE, and the filter keeps only what it names.
+#[test]
+fn level_cost_rounds_are_checked_and_reported_alike() {
+    use rhizome_kernels::graph::level_cost::level_costs;
+    for pes in [1, 2] {
+        let out = on_pes(pes, |ctx| {
+            level_costs(ctx, 20, 1, "").expect("every round right")
+        });
+        assert_eq!(out[0].len(), 7);
+        assert!(out[0].iter().all(|r| r.micros > 0.0));
+        assert!(out.iter().all(|rows| rows == &out[0]));
+    }
+    let out = on_pes(2, |ctx| level_costs(ctx, 5, 1, "allreduce").unwrap());
+    assert_eq!(out[0].len(), 3, "{:?}", out[0]);
+}

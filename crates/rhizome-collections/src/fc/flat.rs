@@ -2,7 +2,6 @@
 //! commits them to the structure's master in one message, one commit at a time.
 
 use super::central::Central;
-use super::tally::Totals;
 use super::{Mode, Stats};
 use rhizome::coop::{CondVar, Coop, GlobalLock, join_all, yield_now};
 use rhizome::{CallAm, Message};
@@ -73,18 +72,6 @@ pub trait Combine: Default + 'static {
     fn resolve(&mut self, fetched: Vec<Self::Fetched>) -> Vec<(usize, Self::Out)>;
     /// Applies a batch on its PE, atomically (it runs in one message handler).
     fn apply(master: &mut Self::Master, batch: Self::Batch) -> Self::Answer;
-    /// After [`apply`](Self::apply) on the master, among `pes` PEs: the totals of a round
-    /// of tallies that the batch completed (module `tally`); none for a structure
-    /// without tallies.
-    fn round_totals(_master: &mut Self::Master, _pes: usize) -> Option<Vec<u64>> {
-        None
-    }
-    /// Whether the commit under way carried a tally, so that it waits for the totals.
-    fn tallied(&self) -> bool {
-        false
-    }
-    /// Gives the commit under way its round's totals, before [`resolve`](Self::resolve).
-    fn take_totals(&mut self, _totals: Vec<u64>) {}
 }
 
 /// The outcome of [`Combine::offer`].
@@ -165,7 +152,6 @@ pub struct Flat<'c, C: Combine> {
     capacity: usize,
     commit: CallAm<C::Batch, C::Answer>,
     fetch: CallAm<C::Fetch, C::Fetched>,
-    totals: Totals,
     /// This PE's part of the structure, which the commit handler changes.
     master: Rc<RefCell<C::Master>>,
     lock: GlobalLock,
@@ -188,17 +174,9 @@ impl<'c, C: Combine> Flat<'c, C> {
         );
         let master: Rc<RefCell<C::Master>> = Rc::default();
         let state = master.clone();
-        let totals = Totals::register(coop.ctx());
-        let sender = totals.clone();
-        let commit = coop.ctx().register_call(move |ctx, batch| {
-            let mut state = state.borrow_mut();
-            let answer = C::apply(&mut state, batch);
-            // The totals leave after the answer, in the same buffer.
-            if let Some(sums) = C::round_totals(&mut state, ctx.num_pes()) {
-                sender.send(ctx, &sums);
-            }
-            answer
-        });
+        let commit = coop
+            .ctx()
+            .register_call(move |_, batch| C::apply(&mut state.borrow_mut(), batch));
         let state = master.clone();
         let fetch = coop
             .ctx()
@@ -211,7 +189,6 @@ impl<'c, C: Combine> Flat<'c, C> {
             capacity,
             commit,
             fetch,
-            totals,
             master,
             current: RefCell::default(),
             in_flight: Cell::new(false),
@@ -475,10 +452,6 @@ impl<'c, C: Combine> Flat<'c, C> {
             r.proxy.fetches(answers, me, &mut self.master.borrow_mut())
         };
         let fetched = self.all_answered(self.fetch, fetches).await;
-        if round.borrow().proxy.tallied() {
-            let totals = self.totals.wait().await;
-            round.borrow_mut().proxy.take_totals(totals);
-        }
         let mut r = round.borrow_mut();
         for (index, out) in r.proxy.resolve(fetched) {
             r.fill(index, out);

@@ -65,7 +65,6 @@ mod hash;
 mod ops;
 mod pushpop;
 mod stack;
-mod tally;
 
 pub use flat::{Combine, Flat, Offer};
 pub use hash::{GlobalMap, GlobalSet, MapOp, MapProxy, owner};

@@ -15,25 +15,19 @@ pub enum PushPopOp<T> {
     /// effect after the pushes ([`GlobalQueue::push_all_then_pop`](super::GlobalQueue::push_all_then_pop)): one operation of
     /// the proxy, with one slot and one answer, made of many of the structure's.
     Batch(Vec<T>, u64),
-    /// A batch whose commit also carries this PE's tally of a round (module `tally`):
-    /// answered with the totals over all PEs ([`GlobalQueue::push_all_then_pop_tallied`](super::GlobalQueue::push_all_then_pop_tallied);
-    /// a stack takes it as a plain batch).
-    Tallied(Vec<T>, u64, Vec<u64>),
 }
 
 impl<T> PushPopOp<T> {
     /// How many of the structure's operations this stands for.
     pub fn weight(&self) -> u64 {
         match self {
-            PushPopOp::Batch(values, pops) | PushPopOp::Tallied(values, pops, _) => {
-                values.len() as u64 + pops
-            }
+            PushPopOp::Batch(values, pops) => values.len() as u64 + pops,
             _ => 1,
         }
     }
 }
 
-/// Travels as a tag (0 a pop, 1 a push, 2 a batch, 3 a tallied batch) and its fields (to the centralized
+/// Travels as a tag (0 a pop, 1 a push, 2 a batch) and its fields (to the centralized
 /// combiner).
 impl<T: Message> Message for PushPopOp<T> {
     fn encode(&self, out: &mut Vec<u8>) {
@@ -48,26 +42,15 @@ impl<T: Message> Message for PushPopOp<T> {
                 values.encode(out);
                 pops.encode(out);
             }
-            PushPopOp::Tallied(values, pops, tally) => {
-                3u8.encode(out);
-                values.encode(out);
-                pops.encode(out);
-                tally.encode(out);
-            }
         }
     }
     fn decode(input: &mut &[u8]) -> Self {
         match u8::decode(input) {
             0 => PushPopOp::Pop,
             1 => PushPopOp::Push(T::decode(input)),
-            2 => {
-                let values = Vec::decode(input);
-                PushPopOp::Batch(values, u64::decode(input))
-            }
             _ => {
                 let values = Vec::decode(input);
-                let pops = u64::decode(input);
-                PushPopOp::Tallied(values, pops, Vec::decode(input))
+                PushPopOp::Batch(values, u64::decode(input))
             }
         }
     }
@@ -79,8 +62,6 @@ pub enum Taken<T> {
     One(Option<T>),
     /// A batch's popped values (fewer than it asked for if the structure ran empty).
     Many(Vec<T>),
-    /// A tallied batch's popped values and its round's totals.
-    Tallied(Vec<T>, Vec<u64>),
 }
 
 impl<T> Taken<T> {
@@ -88,7 +69,7 @@ impl<T> Taken<T> {
     pub fn into_vec(self) -> Vec<T> {
         match self {
             Taken::One(v) => v.into_iter().collect(),
-            Taken::Many(values) | Taken::Tallied(values, _) => values,
+            Taken::Many(values) => values,
         }
     }
 
@@ -96,12 +77,12 @@ impl<T> Taken<T> {
     pub fn into_one(self) -> Option<T> {
         match self {
             Taken::One(v) => v,
-            Taken::Many(mut values) | Taken::Tallied(mut values, _) => values.pop(),
+            Taken::Many(mut values) => values.pop(),
         }
     }
 }
 
-/// Travels as a tag (0 `One`, 1 `Many`, 2 `Tallied`) and its fields.
+/// Travels as a tag (0 `One`, 1 `Many`) and its fields.
 impl<T: Message> Message for Taken<T> {
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
@@ -109,25 +90,16 @@ impl<T: Message> Message for Taken<T> {
                 0u8.encode(out);
                 v.encode(out);
             }
-            Taken::Many(values) | Taken::Tallied(values, _) => {
-                let totals = match self {
-                    Taken::Tallied(_, totals) => Some(totals),
-                    _ => None,
-                };
-                (1 + totals.is_some() as u8).encode(out);
+            Taken::Many(values) => {
+                1u8.encode(out);
                 values.encode(out);
-                totals.into_iter().for_each(|t| t.encode(out));
             }
         }
     }
     fn decode(input: &mut &[u8]) -> Self {
         match u8::decode(input) {
             0 => Taken::One(Option::decode(input)),
-            1 => Taken::Many(Vec::decode(input)),
-            _ => {
-                let values = Vec::decode(input);
-                Taken::Tallied(values, Vec::decode(input))
-            }
+            _ => Taken::Many(Vec::decode(input)),
         }
     }
 }
@@ -160,16 +132,15 @@ impl<T> Batches<T> {
                 partner: None,
             };
         }
-        self.keep(values, pops, index);
-        Offer::Pending
-    }
-
-    /// Keeps batch operation `index` pending, even if it asks for nothing (a tallied one
-    /// still goes to the master).
-    pub(super) fn keep(&mut self, values: Vec<T>, pops: u64, index: usize) {
         self.ops += values.len() + pops as usize;
-        self.values.extend(values);
+        if self.values.is_empty() {
+            // The first batch's values are kept as they are, not copied.
+            self.values = values;
+        } else {
+            self.values.extend(values);
+        }
         self.list.push((index, pops));
+        Offer::Pending
     }
 
     /// The pops they ask for, in all.

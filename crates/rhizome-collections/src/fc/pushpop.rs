@@ -37,7 +37,6 @@ use super::flat::{Combine, Flat, Offer};
 use super::ops::Batches;
 pub use super::ops::{PushPopOp, Taken};
 use super::stack::StackProxy;
-use super::tally::RoundSums;
 use super::{Mode, Stats};
 use rhizome::Message;
 use rhizome::coop::Coop;
@@ -86,10 +85,6 @@ pub struct PushPopProxy<T, O> {
     /// Per fetch request of the commit in flight: the (position in `popped`, length) of
     /// the runs it reads, in order.
     fetched_into: Vec<Vec<(usize, usize)>>,
-    /// The tally of a pending tallied batch (one per proxy), and that batch's index.
-    tally: Option<(usize, Vec<u64>)>,
-    /// The tallied batch of the commit in flight, and its round's totals once in.
-    tallied: Option<(usize, Option<Vec<u64>>)>,
     _o: PhantomData<O>,
 }
 
@@ -102,8 +97,6 @@ impl<T, O> Default for PushPopProxy<T, O> {
             committed_pushes: Vec::new(),
             popped: Vec::new(),
             fetched_into: Vec::new(),
-            tally: None,
-            tallied: None,
             _o: PhantomData,
         }
     }
@@ -120,8 +113,6 @@ pub struct PushPopStore<T> {
     /// popped still there, and how many those are.
     chunks: HashMap<u64, (Vec<Option<T>>, u64)>,
     next_chunk: u64,
-    /// On the master: the tallies of the round under way.
-    round: RoundSums,
 }
 
 impl<T> Default for PushPopStore<T> {
@@ -130,7 +121,6 @@ impl<T> Default for PushPopStore<T> {
             runs: VecDeque::new(),
             chunks: HashMap::new(),
             next_chunk: 0,
-            round: RoundSums::default(),
         }
     }
 }
@@ -139,12 +129,44 @@ impl<T> PushPopStore<T> {
     /// Takes the values of `len` positions of chunk `chunk` from `first` (each is taken
     /// once: the master hands every position to one pop); frees the chunk when empty.
     fn take(&mut self, chunk: u64, first: u64, len: u64, out: &mut impl Extend<T>) {
+        self.take_with(chunk, first, len, |v| out.extend(v.map(Option::unwrap)));
+    }
+
+    /// As [`take`](Self::take), into `out` as they are stored (each `Some`); a chunk
+    /// taken whole into an empty `out` is moved there, not copied (a PE popping back
+    /// what it pushed, as the graph kernels' frontier does).
+    fn take_into(&mut self, chunk: u64, first: u64, len: u64, out: &mut Vec<Option<T>>) {
+        if out.is_empty()
+            && first == 0
+            && self
+                .chunks
+                .get(&chunk)
+                .is_some_and(|(values, left)| values.len() as u64 == len && *left == len)
+        {
+            *out = self.chunks.remove(&chunk).expect("checked").0;
+            return;
+        }
+        self.take_with(chunk, first, len, |v| out.extend(v));
+    }
+
+    /// Hands the positions taken, each checked `Some`, to `f`.
+    fn take_with(
+        &mut self,
+        chunk: u64,
+        first: u64,
+        len: u64,
+        f: impl FnOnce(&mut dyn Iterator<Item = Option<T>>),
+    ) {
         let (values, left) = self
             .chunks
             .get_mut(&chunk)
             .expect("a chunk the master indexes");
-        let taken = values[first as usize..(first + len) as usize].iter_mut();
-        out.extend(taken.map(|v| v.take().expect("each element is popped once")));
+        let slots = values[first as usize..(first + len) as usize].iter_mut();
+        f(&mut slots.map(|v| {
+            let taken = v.take();
+            assert!(taken.is_some(), "each element is popped once");
+            taken
+        }));
         *left -= len;
         if *left == 0 {
             self.chunks.remove(&chunk);
@@ -157,9 +179,8 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     /// A pop's value (`None` for a push and for a pop of an empty structure), or a
     /// batch's popped values.
     type Out = Taken<T>;
-    /// (run of the pushed values, or a length of 0, number of pops, the PE's tally of
-    /// the round or nothing).
-    type Batch = (Run, u64, Vec<u64>);
+    /// (run of the pushed values, or a length of 0, number of pops).
+    type Batch = (Run, u64);
     /// The runs the pops took, in the order of the pops.
     type Answer = Vec<Run>;
     type Master = PushPopStore<T>;
@@ -176,15 +197,6 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Taken<T>> {
         match op {
             PushPopOp::Batch(values, pops) => self.batches.offer(values, pops, index),
-            PushPopOp::Tallied(values, pops, tally) => {
-                assert!(
-                    self.tally.is_none(),
-                    "rhizome: two tallies of one PE in one round"
-                );
-                self.tally = Some((index, tally));
-                self.batches.keep(values, pops, index);
-                Offer::Pending
-            }
             PushPopOp::Push(v) if O::ELIMINATES && !self.pops.is_empty() => {
                 let pop = self.pops.pop().expect("checked");
                 Offer::Done {
@@ -211,8 +223,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     }
 
     fn pending(&self) -> usize {
-        // A tallied batch that asks for nothing still has its tally to commit.
-        self.pushes.len() + self.pops.len() + self.batches.ops + self.tally.is_some() as usize
+        self.pushes.len() + self.pops.len() + self.batches.ops
     }
 
     fn batch(
@@ -220,7 +231,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         me: usize,
         _pes: usize,
         local: &mut PushPopStore<T>,
-    ) -> Vec<(usize, (Run, u64, Vec<u64>))> {
+    ) -> Vec<(usize, (Run, u64))> {
         let (indices, mut values): (Vec<usize>, Vec<Option<T>>) = std::mem::take(&mut self.pushes)
             .into_iter()
             .map(|(i, v)| (i, Some(v)))
@@ -239,12 +250,8 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             local.next_chunk += 1;
             local.chunks.insert(chunk, (values, len));
         }
-        let tally = self.tally.take().map(|(index, tally)| {
-            self.tallied = Some((index, None));
-            tally
-        });
         let run = (me as u64, chunk, 0, len);
-        vec![(MASTER, (run, pops, tally.unwrap_or_default()))]
+        vec![(MASTER, (run, pops))]
     }
 
     fn fetches(
@@ -259,9 +266,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         for (pe, chunk, first, len) in answers.into_iter().flatten() {
             let at = popped.len();
             if pe as usize == me {
-                let mut here = Vec::new();
-                local.take(chunk, first, len, &mut here);
-                popped.extend(here.into_iter().map(Some));
+                local.take_into(chunk, first, len, &mut popped);
                 continue;
             }
             popped.extend((0..len).map(|_| None));
@@ -312,21 +317,14 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             pops.into_iter()
                 .map(|i| (i, Taken::One(popped.next().flatten()))),
         );
-        let tallied = self.tallied.take();
         for (i, n) in std::mem::take(&mut self.batches.list) {
             let values = popped.by_ref().take(n as usize).flatten().collect();
-            out.push(match &tallied {
-                Some((t, totals)) if *t == i => {
-                    let totals = totals.clone().expect("the totals came before the resolve");
-                    (i, Taken::Tallied(values, totals))
-                }
-                _ => (i, Taken::Many(values)),
-            });
+            out.push((i, Taken::Many(values)));
         }
         out
     }
 
-    fn apply(store: &mut PushPopStore<T>, (pushed, pops, tally): (Run, u64, Vec<u64>)) -> Vec<Run> {
+    fn apply(store: &mut PushPopStore<T>, (pushed, pops): (Run, u64)) -> Vec<Run> {
         if pushed.3 > 0 {
             store.runs.push_back(pushed);
         }
@@ -361,28 +359,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             }
             wanted -= n;
         }
-        if !tally.is_empty() {
-            // The last total: values these pops took from chunks of other PEs.
-            let pe = pushed.0;
-            let foreign = taken.iter().filter(|r| r.0 != pe).map(|r| r.3).sum();
-            let tally: Vec<u64> = tally.into_iter().chain([foreign]).collect();
-            store.round.add(pe as usize, &tally);
-        }
         taken
-    }
-
-    fn round_totals(store: &mut PushPopStore<T>, pes: usize) -> Option<Vec<u64>> {
-        store.round.complete(pes)
-    }
-
-    fn tallied(&self) -> bool {
-        self.tallied.is_some()
-    }
-
-    fn take_totals(&mut self, totals: Vec<u64>) {
-        if let Some((_, t)) = &mut self.tallied {
-            *t = Some(totals);
-        }
     }
 }
 
@@ -470,54 +447,51 @@ impl<'c, T: Message, O: Order> PushPop<'c, T, O> {
     }
 }
 
-impl<T: Message> PushPop<'_, T, Fifo> {
-    /// [`push_all_then_pop`](Self::push_all_then_pop) as one PE's part of a round in which
-    /// every PE passes one `tally` (numbers of the same length on every PE, from one of
-    /// its tasks): with distributed combining the tally rides on the PE's commit, the
-    /// master sums the round's tallies and this returns, besides the values popped, the
-    /// totals over all PEs once every PE's tally is in, and one more: how many values
-    /// the tallied commits' pops took from chunks of other PEs than their own (module
-    /// `tally`). So a level-synchronous program gets its frontier and its sums in one
-    /// gather at the master instead of a commit and a collective. A tally of length 0 is
-    /// no tally. In the other modes the totals are `None` (sum them some other way).
-    ///
-    /// ```
-    /// use rhizome::World;
-    /// use rhizome::coop::Coop;
-    /// use rhizome_collections::fc::{GlobalQueue, Mode};
-    /// use std::cell::RefCell;
-    /// let out = World::builder().pes(2).run(|ctx| {
-    ///     let coop = Coop::new(ctx);
-    ///     let queue = GlobalQueue::<u64>::new(&coop, Mode::Distributed);
-    ///     let me = ctx.my_pe() as u64;
-    ///     let got = RefCell::new(None);
-    ///     coop.run(|s| {
-    ///         let (queue, got) = (&queue, &got);
-    ///         s.spawn(async move {
-    ///             let values = vec![10 * me, 10 * me + 1];
-    ///             *got.borrow_mut() = Some(queue.push_all_then_pop_tallied(values, 2, vec![me + 1]).await);
-    ///         });
-    ///     });
-    ///     got.into_inner().unwrap()
-    /// }).unwrap();
-    /// // Each PE got its own values back, the sum of the tallies (1 + 2) and no value
-    /// // from another PE's chunk.
-    /// assert_eq!(out[1].1, Some(vec![3, 0]));
-    /// assert!(out.iter().enumerate().all(|(pe, (v, _))| v.iter().all(|x| x / 10 == pe as u64)));
-    /// ```
-    pub async fn push_all_then_pop_tallied(
-        &self,
-        values: Vec<T>,
-        n: usize,
-        tally: Vec<u64>,
-    ) -> (Vec<T>, Option<Vec<u64>>) {
-        if self.flat.mode() != Mode::Distributed || tally.is_empty() {
-            return (self.push_all_then_pop(values, n).await, None);
-        }
-        let batch = PushPopOp::Tallied(values, n as u64, tally);
-        match self.flat.apply(batch).await {
-            Taken::Tallied(values, totals) => (values, Some(totals)),
-            other => (other.into_vec(), None),
-        }
+#[cfg(test)]
+mod tests {
+    use super::PushPopStore;
+
+    fn store_with(chunk: Vec<u64>) -> PushPopStore<u64> {
+        let mut s = PushPopStore::default();
+        let len = chunk.len() as u64;
+        s.chunks
+            .insert(0, (chunk.into_iter().map(Some).collect(), len));
+        s
+    }
+
+    /// A chunk taken whole into an empty list is moved (the chunk is gone), and a chunk
+    /// taken in parts gives each position once, in order, and is freed with its last.
+    #[test]
+    fn take_into_moves_a_whole_chunk_and_copies_parts() {
+        let mut s = store_with(vec![1, 2, 3, 4]);
+        let mut out = Vec::new();
+        s.take_into(0, 0, 4, &mut out);
+        assert_eq!(out, [Some(1), Some(2), Some(3), Some(4)]);
+        assert!(s.chunks.is_empty());
+
+        let mut s = store_with(vec![1, 2, 3, 4]);
+        let mut out = vec![Some(9)];
+        s.take_into(0, 2, 2, &mut out);
+        s.take_into(0, 0, 2, &mut out);
+        assert_eq!(out, [Some(9), Some(3), Some(4), Some(1), Some(2)]);
+        assert!(s.chunks.is_empty());
+
+        let mut s = store_with(vec![1, 2, 3]);
+        let mut rest = Vec::new();
+        s.take(0, 1, 1, &mut rest);
+        assert_eq!(s.chunks[&0].1, 2, "two positions left");
+        s.take(0, 0, 1, &mut rest);
+        s.take(0, 2, 1, &mut rest);
+        assert_eq!(rest, [2, 1, 3]);
+        assert!(s.chunks.is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "each element is popped once")]
+    fn a_position_taken_twice_is_refused() {
+        let mut s = store_with(vec![1, 2]);
+        let mut out = Vec::new();
+        s.take(0, 0, 1, &mut out);
+        s.take(0, 0, 1, &mut out);
     }
 }

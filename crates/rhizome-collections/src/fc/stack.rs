@@ -64,10 +64,7 @@ impl<T: Message> Combine for StackProxy<T> {
 
     fn offer(&mut self, op: PushPopOp<T>, index: usize) -> Offer<Taken<T>> {
         match op {
-            // A stack takes no tallies (only the queue offers them): a plain batch.
-            PushPopOp::Batch(values, pops) | PushPopOp::Tallied(values, pops, _) => {
-                self.batches.offer(values, pops, index)
-            }
+            PushPopOp::Batch(values, pops) => self.batches.offer(values, pops, index),
             PushPopOp::Push(v) => match self.pops.pop() {
                 // Eliminated: the pending pop takes the value, neither reaches the master.
                 Some(pop) => Offer::Done {

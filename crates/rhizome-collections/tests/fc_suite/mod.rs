@@ -6,7 +6,6 @@
 
 mod counters;
 pub mod lincheck;
-mod tallied;
 
 use lincheck::{Call, Event, Spec, linearizable};
 use rhizome::coop::Coop;
@@ -55,10 +54,6 @@ pub const TESTS: &[(&str, Body)] = &[
             batch_stress::<Fifo>(c, mode, tasks);
             batch_stress::<Lifo>(c, mode, tasks);
         }
-    }),
-    ("queue_tallied_rounds", |c| {
-        each_mode(|m| tallied::tallied_rounds(c, m, if m == Mode::Distributed { 50 } else { 5 }));
-        tallied::foreign_pops_counted(c);
     }),
     ("stack_pops_answered_in_one_message", |c| {
         counters::stack_pops_answered_in_one_message(c)

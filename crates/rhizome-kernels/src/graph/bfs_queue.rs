@@ -15,15 +15,13 @@
 //!    just appended: each PE gets back its own vertices, read in place, in one round
 //!    trip to PE 0 (without combining, each operation takes the lock and a pop may take
 //!    another PE's value, fetched from there).
-//! 2. **The sums**: the frontier's size, its arcs and the unvisited arcs, summed over
-//!    all PEs. Combining, they ride on the commits as each PE's tally
-//!    ([`GlobalQueue::push_all_then_pop_tallied`]): the master answers with the totals
-//!    once every PE's commit is in, and adds how many popped vertices are not the
-//!    popping PE's, so a level costs one gather at PE 0 and one message back, as the
-//!    tuned frontier's allreduce does. Without combining, a collective over messages
-//!    sums them (not the transport's allreduce: PE 0 answers the lock requests of PEs
-//!    still in step 1 meanwhile). The search ends when the frontier is empty, else
-//!    Beamer's switch picks the direction.
+//! 2. **The sums**: the frontier's size, its arcs, the unvisited arcs and the popped
+//!    vertices that are not the popping PE's, summed over all PEs by a collective over
+//!    messages (not the transport's allreduce: PE 0 answers the commits or lock requests
+//!    of PEs still in step 1 meanwhile). The search ends when the frontier is empty,
+//!    else Beamer's switch picks the direction. (Carrying the sums on the commits
+//!    instead, the master answering with the totals, measured no faster: the round's
+//!    cost is the wait for the slower PE either way.)
 //! 3. **Top-down**: popped vertices of other PEs, if any PE has some, are handed to their
 //!    owners first (a conveyor exchange); then each PE expands its vertices, claiming
 //!    each neighbour for them: in place if it is local, else through the conveyor to
@@ -73,34 +71,17 @@ pub(super) fn bfs(
     let mut unvisited_arcs = graph.local_arcs() as u64;
     let mut direction = Direction::new(graph.vertices());
     let mut timeline = Timeline::new(mode.name());
-    let mut error = None;
     loop {
         timeline.level(claimed.len());
         let frontier_arcs: u64 = claimed.iter().map(|&v| graph.degree(v) as u64).sum();
         unvisited_arcs -= frontier_arcs;
         let size = claimed.len() as u64;
-        let tally = vec![size, frontier_arcs, unvisited_arcs];
-        let (mut popped, totals) = through_queue(&coop, &queue, claimed, tasks, tally);
+        let popped = through_queue(&coop, &queue, claimed, tasks);
         timeline.phase("queue");
         let foreign = popped.iter().filter(|&&v| !graph.is_local(v)).count() as u64;
-        let sums: [u64; 4] = match totals {
-            // Combining: the sums rode on the commits, the last one counted by the master.
-            Some(t) => {
-                let t: [u64; 4] = t.try_into().expect("three sums and the foreign count");
-                if foreign > 0 && t[3] == 0 {
-                    // No PE hands over: a vertex the master did not count is not expanded.
-                    error.get_or_insert(format!(
-                        "PE {} popped {foreign} vertices of other PEs uncounted",
-                        ctx.my_pe()
-                    ));
-                    popped.retain(|&v| graph.is_local(v));
-                }
-                t
-            }
-            None => ctx.allreduce([size, frontier_arcs, unvisited_arcs, foreign], |a, b| {
-                std::array::from_fn(|i| a[i] + b[i])
-            }),
-        };
+        let sums = ctx.allreduce([size, frontier_arcs, unvisited_arcs, foreign], |a, b| {
+            std::array::from_fn(|i| a[i] + b[i])
+        });
         timeline.phase("sums");
         let Some(bottom_up) = direction.decide([sums[0], sums[1], sums[2]]) else {
             break;
@@ -134,52 +115,35 @@ pub(super) fn bfs(
         secs,
         labels: parents,
         stats: Some(stats),
-        error: error.or_else(|| {
-            (left > 0).then(|| {
-                format!(
-                    "the frontier queue still held vertex {} after the search",
-                    left - 1
-                )
-            })
+        error: (left > 0).then(|| {
+            format!(
+                "the frontier queue still held vertex {} after the search",
+                left - 1
+            )
         }),
     }
 }
 
-/// Pushes `claimed` into `queue` and pops as many, split among up to `tasks` tasks, the
-/// first of which carries this PE's `tally` (one task even if `claimed` is empty); the
-/// values popped (see the module docs for why they are as many) and, with combining, the
-/// round's totals.
-fn through_queue(
+/// Pushes `claimed` into `queue` and pops as many, split among up to `tasks` tasks; the
+/// values popped (see the module docs for why they are as many).
+pub(super) fn through_queue(
     coop: &Coop<'_>,
     queue: &GlobalQueue<'_, u64>,
     claimed: Vec<u64>,
     tasks: usize,
-    tally: Vec<u64>,
-) -> (Vec<u64>, Option<Vec<u64>>) {
+) -> Vec<u64> {
     let popped = RefCell::new(Vec::with_capacity(claimed.len()));
-    let totals = RefCell::new(None);
     let share = claimed.len().div_ceil(tasks).max(1);
-    let mut parts: Vec<&[u64]> = claimed.chunks(share).collect();
-    if parts.is_empty() {
-        parts.push(&[]);
-    }
-    let mut tally = Some(tally);
     coop.run_local(|s| {
-        for part in parts {
-            let (queue, popped, totals) = (queue, &popped, &totals);
-            let tally = tally.take().unwrap_or_default();
+        for part in claimed.chunks(share) {
+            let (queue, popped) = (queue, &popped);
             s.spawn(async move {
-                let (got, sums) = queue
-                    .push_all_then_pop_tallied(part.to_vec(), part.len(), tally)
-                    .await;
+                let got = queue.push_all_then_pop(part.to_vec(), part.len()).await;
                 popped.borrow_mut().extend(got);
-                if sums.is_some() {
-                    *totals.borrow_mut() = sums;
-                }
             });
         }
     });
-    (popped.into_inner(), totals.into_inner())
+    popped.into_inner()
 }
 
 /// Collective: hands each vertex of `popped` that is not this PE's to its owner; this

@@ -45,6 +45,7 @@ mod cc_tuned;
 pub mod components;
 pub mod dist;
 pub mod kronecker;
+pub mod level_cost;
 mod timeline;
 mod validate;
 
