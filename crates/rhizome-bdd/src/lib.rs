@@ -33,6 +33,7 @@ mod node_table;
 mod op_cache;
 mod ops;
 mod roots;
+mod sizing;
 mod sync;
 mod zeroed;
 
@@ -44,4 +45,5 @@ pub use node_table::{CollectPlan, NodeStore, SharedNodeTable};
 pub use op_cache::{CacheStats, OpCache, SharedOpCache};
 pub use ops::OpCtx;
 pub use roots::Root;
+pub use sizing::{CacheBytes, MemoryUse, TableBytes};
 pub use zeroed::{ReserveError, check_address_space};

@@ -48,6 +48,10 @@ pub struct Config {
     /// tables cost memory and locality (at.5.8 BFS grew to 64M slots, 3 GiB, and ran 20%
     /// slower than at 16M).
     pub grow_on_full_below: usize,
+    /// Beyond `grow_on_full_below`, a table that filled up this many times at one size
+    /// grows at the next full collection all the same: it is too small for the working
+    /// set (see [`Config::for_share`] for a PE that does part of the work).
+    pub thrashing_collections: u32,
 }
 
 impl Default for Config {
@@ -62,6 +66,7 @@ impl Default for Config {
             cache_ratio: 1.0,
             grow_threshold: 0.125,
             grow_on_full_below: 1 << 24,
+            thrashing_collections: 4,
         }
     }
 }
@@ -122,10 +127,6 @@ pub struct Manager<S: NodeStore = SharedNodeTable, C: OpCache = SharedOpCache> {
     /// How operations spread over the PEs, if they do (`dist::spread`).
     pub(crate) dist: Option<Arc<Distribution>>,
 }
-
-/// Collections at one table size (beyond `Config::grow_on_full_below`) after which a full
-/// table grows anyway.
-const THRASHING_COLLECTIONS: u32 = 4;
 
 impl Manager {
     /// A manager with `workers` threads and default sizes.
@@ -331,7 +332,7 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             // Beyond the aggressive range, a table that keeps filling up with garbage is
             // too small for the working set all the same: grow after a few collections
             // at one size.
-            let thrashing = self.collections_at_this_size >= THRASHING_COLLECTIONS;
+            let thrashing = self.collections_at_this_size >= self.config.thrashing_collections;
             let grow = force || thrashing || self.store.size() < self.config.grow_on_full_below;
             if self.collect(inputs, Some(mark), grow) {
                 failures_at_this_size = 0;

@@ -18,8 +18,9 @@
 //! only touched as the table grows, so a small model costs little.
 
 use crate::edge::{Bdd, COMPLEMENT, INDEX_MASK};
+use crate::sizing::TableBytes;
 use crate::sync::{
-    AtomicBool, AtomicU64, AtomicUsize, Ordering, Table, read_mut, table, write_mut,
+    AtomicBool, AtomicU64, AtomicUsize, Ordering, Table, read_mut, resident_bytes, table, write_mut,
 };
 use crossbeam_utils::CachePadded;
 use std::cell::UnsafeCell;
@@ -91,6 +92,11 @@ pub trait NodeStore: Sync + Send + 'static {
     /// view of the table), so the operation must fail here too. Stores that no other PE
     /// shares never need it (the default does nothing).
     fn abort(&self) {}
+    /// The bytes of this PE's part of the table that are in memory now (`None` where the
+    /// store cannot tell): a diagnostic for [`Manager::memory_use`](crate::Manager::memory_use).
+    fn resident_bytes(&self) -> Option<TableBytes> {
+        None
+    }
 }
 
 /// What a [`NodeStore::collect`] keeps besides the roots, and when it grows the table.
@@ -394,6 +400,14 @@ impl NodeStore for SharedNodeTable {
         }
         self.full.store(false, Ordering::Relaxed);
         new_size > size
+    }
+
+    fn resident_bytes(&self) -> Option<TableBytes> {
+        Some(TableBytes {
+            nodes: resident_bytes(&self.data),
+            buckets: resident_bytes(&self.buckets),
+            bitmap: resident_bytes(&self.used),
+        })
     }
 
     fn find_or_put(&self, slot: usize, var: u32, low: Bdd, high: Bdd) -> Option<u64> {

@@ -9,7 +9,8 @@
 //! operations share one table.
 
 use crate::edge::{Bdd, INDEX_MASK};
-use crate::sync::{AtomicU64, AtomicUsize, Ordering, Table, fence, table};
+use crate::sizing::CacheBytes;
+use crate::sync::{AtomicU64, AtomicUsize, Ordering, Table, fence, resident_bytes, table};
 
 /// A memo table of operation results, keyed by three words.
 ///
@@ -31,6 +32,11 @@ pub trait OpCache: Sync + Send + 'static {
     /// Lookups and hits so far, for caches that count them (the per-PE shared-memory
     /// cache does not: a count would cost its hot path a shared write).
     fn stats(&self) -> Option<CacheStats> {
+        None
+    }
+    /// Entries in use now and the bytes of this PE's cache in memory (`None` where the
+    /// cache cannot tell): a diagnostic for [`Manager::memory_use`](crate::Manager::memory_use).
+    fn resident(&self) -> Option<CacheBytes> {
         None
     }
 }
@@ -182,6 +188,13 @@ impl SharedOpCache {
 impl OpCache for SharedOpCache {
     fn collect(&mut self, entries: usize, is_live: &dyn Fn(u64) -> bool) {
         self.collect_shared(entries, is_live);
+    }
+
+    fn resident(&self) -> Option<CacheBytes> {
+        Some(CacheBytes {
+            entries: self.len(),
+            bytes: resident_bytes(&self.words),
+        })
     }
 
     #[inline]

@@ -71,3 +71,13 @@ pub(crate) fn write_mut(w: &mut AtomicU64, v: u64) {
 pub(crate) fn write_mut(w: &mut AtomicU64, v: u64) {
     w.with_mut(|x| *x = v);
 }
+
+/// Bytes of `t` in memory now (all of it under loom, where tables are vectors).
+#[cfg(not(loom))]
+pub(crate) fn resident_bytes<T>(t: &Table<T>) -> usize {
+    t.resident_bytes()
+}
+#[cfg(loom)]
+pub(crate) fn resident_bytes<T>(t: &Table<T>) -> usize {
+    t.len() * size_of::<T>()
+}

@@ -45,6 +45,39 @@ unsafe impl<T: Send> Send for Zeroed<T> {}
 // SAFETY: as above.
 unsafe impl<T: Sync> Sync for Zeroed<T> {}
 
+impl<T> Zeroed<T> {
+    /// Bytes of this table that are in memory now (pages written at least once; a page
+    /// only read maps the shared zero page and counts as well where the kernel says so).
+    /// Asks the kernel (`mincore`) once per call: a diagnostic, not for a hot path.
+    pub(crate) fn resident_bytes(&self) -> usize {
+        resident_bytes(self.ptr.as_ptr().cast(), self.len * size_of::<T>())
+    }
+}
+
+#[cfg(unix)]
+fn resident_bytes(start: *mut u8, bytes: usize) -> usize {
+    if bytes == 0 {
+        return 0;
+    }
+    // SAFETY: `sysconf` only reads a system constant.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let pages = bytes.div_ceil(page);
+    let mut flags = vec![0u8; pages];
+    // SAFETY: `start..start + bytes` is one mapping of ours (made page-aligned by mmap);
+    // `flags` has one byte per page of it, which is all `mincore` writes.
+    let r = unsafe { libc::mincore(start.cast(), bytes, flags.as_mut_ptr().cast()) };
+    if r != 0 {
+        return 0;
+    }
+    flags.iter().filter(|&&f| f & 1 != 0).count() * page
+}
+
+#[cfg(not(unix))]
+fn resident_bytes(_start: *mut u8, bytes: usize) -> usize {
+    // Eagerly zeroed by the allocator: all of it.
+    bytes
+}
+
 impl<T> Deref for Zeroed<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
@@ -180,6 +213,20 @@ mod tests {
         let t: Zeroed<AtomicU64> = zeroed((1 << 40) / 8);
         t[t.len() - 1].store(1, Ordering::Relaxed);
         assert_eq!(t[t.len() - 1].load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn resident_bytes_count_the_pages_written_and_no_others() {
+        let t: Zeroed<AtomicU64> = zeroed(64 << 20);
+        let before = t.resident_bytes();
+        // Four writes 8 MiB apart: four distinct pages (huge pages at most 2 MiB here).
+        for i in 0..4 {
+            t[i * (1 << 20)].store(1, Ordering::Relaxed);
+        }
+        let after = t.resident_bytes();
+        assert!(after > before, "{before} -> {after}");
+        assert!(after - before >= 4 * 4096, "{before} -> {after}");
+        assert!(after <= 4 * (2 << 20) + before, "{before} -> {after}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+mod mem_log;
 mod pes;
 mod pss;
 mod sizes;
@@ -245,6 +246,9 @@ pub fn run(args: ReachArgs) -> anyhow::Result<()> {
     if let Some(g) = tuning_knob("RHIZOME_GROW") {
         defaults.grow_threshold = g;
     }
+    if let Some(n) = tuning_knob("RHIZOME_GROW_ON_FULL_BELOW") {
+        defaults.grow_on_full_below = n;
+    }
     let max_nodes = Config::max_nodes_for_bytes(memory, defaults.cache_ratio);
     if max_nodes < 1 << 12 {
         bail!("--memory {memory}: too small for a BDD table (need at least 1M)");
@@ -346,7 +350,11 @@ fn explore<S: NodeStore, C: OpCache>(
         watch: Some(watch),
     };
     // On several PEs, the exploration's operations spread over the PEs' workers.
-    let mut progress = |m: &Manager<S, C>, p: &Progress<'_>| display.level(m, p);
+    let mut mem_log = mem_log::MemLog::open(0);
+    let mut progress = |m: &Manager<S, C>, p: &Progress<'_>| {
+        mem_log.level(m, p);
+        display.level(m, p)
+    };
     let outcome = peaks.explore(|| match sliced {
         None => Ok(reach(m, model, args.strategy, &opts, &mut progress).map(|r| (r, None))),
         Some(ctx) => {

@@ -159,3 +159,71 @@ fn what_slices_cannot_run_is_one_clear_error() {
     let o = success(run(&["--pes", "3", "-s", "bfs"]));
     assert!(o.stdout.contains("node table over 3 PEs"), "{}", o.stdout);
 }
+
+/// `RHIZOME_MEM_LOG=prefix`: every PE of a sliced run writes `prefix.<pe>`, one line a
+/// level, and each PE's table starts at its share of one PE's (`Config::for_share`).
+#[test]
+fn the_memory_log_has_a_line_a_level_on_every_pe_and_shares_the_table() {
+    let tmp = TempDir::new("mem-log");
+    let prefix = tmp.path("mem");
+    let prefix = prefix.to_str().unwrap();
+    let args = |pes: &'static str| {
+        [
+            "reach",
+            "--builtin",
+            "philosophers:12",
+            "-s",
+            "bfs",
+            "-w",
+            "1",
+            "--pes",
+            pes,
+            "--json",
+            "-",
+        ]
+    };
+    // One level's slots, the fourth column after level, seconds and collections, and more.
+    let slots = |path: &str| -> Vec<(usize, usize)> {
+        let text = std::fs::read_to_string(path).expect("a memory log");
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        let col = header
+            .iter()
+            .position(|&h| h == "slots")
+            .expect("a slots column");
+        assert_eq!(header[0], "level");
+        lines
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                assert_eq!(f.len(), header.len(), "{l}");
+                (f[0].parse().unwrap(), f[col].parse().unwrap())
+            })
+            .collect()
+    };
+    let one: Value = serde_json::from_str(
+        &success(rhizome_env(&args("1"), &[("RHIZOME_MEM_LOG", prefix)])).stdout,
+    )
+    .unwrap();
+    let whole = slots(&format!("{prefix}.0"));
+    let levels = one["levels"].as_u64().unwrap() as usize;
+    assert_eq!(whole.len(), levels + 1, "a line for level 0 to the last");
+    let two: Value = serde_json::from_str(
+        &success(rhizome_env(
+            &args("2"),
+            &[("RHIZOME_MEM_LOG", prefix), ("RHIZOME_SPLIT_NODES", "0")],
+        ))
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(two["states"], one["states"]);
+    for pe in 0..2 {
+        let share = slots(&format!("{prefix}.{pe}"));
+        assert_eq!(share.len(), levels + 1, "PE {pe}");
+        // A small model never grows the table: each PE keeps half of one PE's.
+        assert_eq!(share[0].1 * 2, whole[0].1, "PE {pe}");
+        assert!(
+            share.iter().enumerate().all(|(i, &(l, _))| l == i),
+            "PE {pe}"
+        );
+    }
+}

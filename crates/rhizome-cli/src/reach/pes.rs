@@ -150,7 +150,9 @@ fn on_pe(
 }
 
 /// This PE's part of a sliced run (`--split states`): a one-PE manager on the PE's own
-/// pool, growing as one PE's does; PE 0 reports, the others explore their slices.
+/// pool, sized for its share of the work (`Config::for_share`: with one PE's growth
+/// budgets each rank's table and cache grew to one PE's size, at.5 `bfs` 16M slots on
+/// both of 2 ranks); PE 0 reports, the others explore their slices.
 fn on_pe_sliced(
     ctx: &Ctx,
     args: &ReachArgs,
@@ -159,7 +161,8 @@ fn on_pe_sliced(
     outputs: &Mutex<Outputs>,
     peaks: &Peaks<'_>,
 ) -> anyhow::Result<()> {
-    let m = Manager::with_pool(config.clone(), Arc::clone(ctx.pool()));
+    let config = config.for_share(ctx.num_pes());
+    let m = Manager::with_pool(config, Arc::clone(ctx.pool()));
     if ctx.my_pe() == 0 {
         drive(args, m, memory, outputs, peaks)
     } else {

@@ -75,6 +75,7 @@ pub(super) fn follow<S: NodeStore, C: OpCache>(
     mut m: Manager<S, C>,
 ) -> anyhow::Result<()> {
     let (model, _) = load_model(args, &mut m, false)?;
+    let mut mem_log = super::mem_log::MemLog::open(ctx.my_pe());
     let opts = ReachOptions {
         deadlocks: args.deadlocks,
         trace: args.trace,
@@ -87,7 +88,7 @@ pub(super) fn follow<S: NodeStore, C: OpCache>(
         args.strategy,
         &opts,
         &slice_options(),
-        &mut |_, _| {},
+        &mut |m, p| mem_log.level(m, p),
     ) {
         // An exchange that went wrong is this PE's to tell; running out of nodes, PE 0
         // tells for all.
