@@ -81,6 +81,25 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     /// assert_eq!(b.node_count(got[0]), a.node_count(f));
     /// ```
     pub fn encode(&self, roots: &[Bdd]) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_into(roots, &mut out);
+        out
+    }
+
+    /// [`encode`](Manager::encode), appended to `out`: a caller that frames the encoding
+    /// (a marker byte before it, say) writes the frame first and the encoding after it,
+    /// with no copy.
+    ///
+    /// ```
+    /// use rhizome_bdd::Manager;
+    /// let (mut a, mut b) = (Manager::new(1), Manager::new(1));
+    /// let f = a.ithvar(2);
+    /// let mut framed = vec![0u8];
+    /// a.encode_into(&[f], &mut framed);
+    /// assert_eq!(&framed[1..], &a.encode(&[f])[..]);
+    /// assert_eq!(b.decode(&framed[1..]).unwrap().len(), 1);
+    /// ```
+    pub fn encode_into(&self, roots: &[Bdd], out: &mut Vec<u8>) {
         let mut walk = Walk::new(roots.iter().copied());
         while walk.step(self) {}
         // Deepest variable first: every child (whose variable is larger) is listed before
@@ -104,20 +123,19 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
             };
             2 * at + u64::from(b.is_complemented())
         };
-        let mut out = Vec::with_capacity(4 + listed.len() * 8);
+        out.reserve(4 + listed.len() * 8);
         out.extend_from_slice(MAGIC);
-        put_varint(&mut out, listed.len() as u64);
-        put_varint(&mut out, roots.len() as u64);
+        put_varint(out, listed.len() as u64);
+        put_varint(out, roots.len() as u64);
         for &(var, i) in &listed {
             let (_, low, high) = self.store.node(i);
-            put_varint(&mut out, u64::from(var));
-            put_varint(&mut out, edge(low));
-            put_varint(&mut out, edge(high));
+            put_varint(out, u64::from(var));
+            put_varint(out, edge(low));
+            put_varint(out, edge(high));
         }
         for &r in roots {
-            put_varint(&mut out, edge(r));
+            put_varint(out, edge(r));
         }
-        out
     }
 
     /// The BDDs that [`encode`](Manager::encode) wrote into `bytes`, made in this manager

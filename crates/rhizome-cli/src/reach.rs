@@ -110,9 +110,10 @@ pub struct ReachArgs {
     /// On several PEs (--pes, mpirun): how the work is divided. `states`: the reachable
     /// states are sliced over the PEs by the values of log2(N) split variables, each PE
     /// explores its slice with a one-PE BDD manager of its own and sends the states it
-    /// finds in other slices to their owners once a level (bfs and par, N a power of
-    /// two). `table`: one node table spread over the PEs, PE 0 driving any strategy.
-    /// `auto` (the default): states where they run, else table. Ignored on one PE.
+    /// finds in other slices to their owners once a level (sat: once a round of
+    /// saturating its slice; N a power of two, without --count-nodes). `table`: one node
+    /// table spread over the PEs, PE 0 driving any strategy. `auto` (the default): states
+    /// where they run, else table. Ignored on one PE.
     #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
     split: sliced::SplitMode,
     #[command(flatten)]
@@ -121,10 +122,10 @@ pub struct ReachArgs {
 
 /// `reach`'s help: what `--pes` and mpirun do.
 pub const REACH_AFTER_HELP: &str = "\
---pes N (or mpirun -np N, one PE per rank): with --split states (the default for bfs and par
-on a power of two of PEs) every PE explores its slice of the states with its own node table
-and --workers threads, the slices exchanged once a level; with --split table (the default
-otherwise) the BDD node table is spread over N processing elements, each holding a partition
+--pes N (or mpirun -np N, one PE per rank): with --split states (the default on a power of
+two of PEs) every PE explores its slice of the states with its own node table and --workers
+threads, the slices exchanged once a level (sat: once a round); with --split table (the
+default otherwise) the BDD node table is spread over N processing elements, each holding a partition
 of --memory (default 192M, 8M nodes, per PE on several PEs), and PE 0 runs the exploration.
 PE 0 prints the one report. The answers are those of one PE.
 
@@ -378,7 +379,7 @@ fn explore<S: NodeStore, C: OpCache>(
     peaks.set_cache(m.op_cache().stats());
     let per_pe = peaks.gather();
     let mut run = RunInfo {
-        sliced: sliced.is_some(),
+        split: sliced::SplitMode::ran(sliced.is_some()),
         slices: None,
         workers,
         pes: peaks.pes(),
@@ -429,7 +430,7 @@ fn explore<S: NodeStore, C: OpCache>(
         report.strategy,
         workers,
         if workers == 1 { "" } else { "s" },
-        if run.pes > 1 && run.sliced {
+        if run.pes > 1 && run.split == sliced::SplitMode::States {
             format!(", states sliced over {} PEs ({})", run.pes, run.transport)
         } else if run.pes > 1 {
             format!(", node table over {} PEs ({})", run.pes, run.transport)
@@ -478,7 +479,7 @@ fn explore<S: NodeStore, C: OpCache>(
     if let Some(s) = &run.slices {
         println!("slices     {}", sliced::slices_line(s));
     }
-    if run.pes > 1 && !run.sliced {
+    if run.pes > 1 && run.split == sliced::SplitMode::Table {
         let each: Vec<String> = run
             .jobs
             .iter()
@@ -526,8 +527,8 @@ fn remote_ops_line(per_pe: &[Option<rhizome::transport::RemoteOps>]) -> Option<S
 
 /// How a run was set up and what it cost, beside its [`ReachReport`].
 struct RunInfo {
-    /// Whether the states were sliced over the PEs (`--split states`).
-    sliced: bool,
+    /// How the PEs divided the work: `States` (sliced) or `Table` (also on one PE).
+    split: sliced::SplitMode,
     /// How they were sliced (a sliced run that completed).
     slices: Option<rhizome_mc::reach::SliceInfo>,
     workers: usize,
@@ -621,7 +622,7 @@ fn write_json<S: NodeStore, C: OpCache>(
         "pes": run.pes,
         "transport": run.transport,
         // How the PEs divided the work (`--split`): null on one PE.
-        "split": (run.pes > 1).then(|| sliced::SplitMode::name(run.sliced)),
+        "split": (run.pes > 1).then(|| run.split.name()),
         // A sliced run's split and each PE's slice at the end: states, nodes, and the
         // bytes of states it sent to the others.
         "slices": run.slices.as_ref().map(sliced::slices_json),

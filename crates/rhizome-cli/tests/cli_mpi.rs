@@ -296,7 +296,7 @@ fn reach_with_sliced_states_on_2_and_4_ranks_gives_the_answers_of_one() {
         inputs.push(vec![f.as_str()]);
     }
     for input in &inputs {
-        for strategy in ["bfs", "par"] {
+        for strategy in ["bfs", "par", "sat", "chaining"] {
             let args = [
                 &input[..],
                 &["-s", strategy, "-d", "-w", "1", "--memory", "64M"],
@@ -338,12 +338,12 @@ fn a_rank_killed_mid_run_ends_every_rank() {
     // Rank 1 (holding half of the node table, or a slice of the states) is killed while
     // rank 0 explores: the run must end, with a failure, instead of rank 0 waiting for it
     // forever.
-    for split in ["table", "states"] {
-        a_rank_killed_mid_run_ends_every_rank_with(split);
+    for (split, strategy) in [("table", "bfs"), ("states", "bfs"), ("states", "sat")] {
+        a_rank_killed_mid_run_ends_every_rank_with(split, strategy);
     }
 }
 
-fn a_rank_killed_mid_run_ends_every_rank_with(split: &str) {
+fn a_rank_killed_mid_run_ends_every_rank_with(split: &str, strategy: &str) {
     let _one = LAUNCH.lock().unwrap_or_else(|e| e.into_inner());
     let script =
         r#"if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then (sleep 2; kill -9 $$) & fi; exec "$0" "$@""#;
@@ -363,7 +363,7 @@ fn a_rank_killed_mid_run_ends_every_rank_with(split: &str) {
         "--builtin",
         "philosophers:2000",
         "-s",
-        "bfs",
+        strategy,
         "-w",
         "1",
         "--split",

@@ -108,12 +108,23 @@ fn sliced_states_give_one_pes_answers_on_2_and_4_pes() {
             assert_eq!(slices["split_level"], Value::Null);
         }
     }
-    // `auto` slices bfs on 2 PEs and spreads the table for saturation.
+    // `auto` slices every strategy on 2 PEs: saturation and chaining too, with one PE's
+    // answers.
     let auto = report(&["-s", "bfs", "--pes", "2"], &[]);
     assert_eq!(auto["split"], "states");
-    let sat = report(&["--pes", "2", "-s", "sat"], &[]);
-    assert_eq!(sat["split"], "table");
-    assert_eq!(sat["states"], one["states"]);
+    for strategy in ["sat", "chaining"] {
+        let one = report(&["-s", strategy], &[]);
+        for pes in ["2", "4"] {
+            let j = report(
+                &["--pes", pes, "-s", strategy],
+                &[("RHIZOME_SPLIT_NODES", "64")],
+            );
+            assert_eq!(j["split"], "states", "{j}");
+            for key in ["states", "levels", "nodes", "deadlocks"] {
+                assert_eq!(j[key], one[key], "{key}: {strategy} on {pes} PEs");
+            }
+        }
+    }
 }
 
 #[test]
@@ -140,8 +151,8 @@ fn what_slices_cannot_run_is_one_clear_error() {
         &["--split states", "power of two", "3"],
     );
     clean_error(
-        &run(&["--pes", "2", "--split", "states", "-s", "chaining"]),
-        &["--split states", "chaining"],
+        &run(&["--pes", "6", "--split", "states", "-s", "sat"]),
+        &["--split states", "power of two", "6"],
     );
     clean_error(
         &run(&[

@@ -1,6 +1,6 @@
 //! Sliced reachability (`reach_sliced`) on 2 and 4 PEs of the local transport, each PE with
 //! a one-PE manager of its own and the states sliced over the PEs: the states, levels,
-//! final node count and deadlocks of one PE's `bfs`, on files of the three formats (and,
+//! final node count and deadlocks of one PE's `bfs`, `sat` and `chaining`, on files of the three formats (and,
 //! with `--ignored`, on every model file whose `bfs` finishes in seconds), and the reachable set each format C file stores; the slices
 //! add up to the states; what cannot run sliced is refused on every PE alike. Without the
 //! shared model files the model tests are reported as ignored.
@@ -69,18 +69,12 @@ fn load(m: &mut Manager, dir: &Path, file: &str) -> Model {
     Model::from_stored(m, file.to_string(), &stored).unwrap()
 }
 
-/// One PE's `bfs` with deadlocks.
-fn one_pe(file: &str) -> Answer {
+/// One PE's `strategy` with deadlocks.
+fn one_pe(file: &str, strategy: Strategy) -> Answer {
     let mut m = Manager::new(1);
     let model = load(&mut m, &required_models_dir(), file);
-    let r = reach(
-        &mut m,
-        &model,
-        Strategy::Bfs,
-        &WITH_DEADLOCKS,
-        &mut |_, _| {},
-    )
-    .unwrap_or_else(|e| panic!("{file}: {e}"));
+    let r = reach(&mut m, &model, strategy, &WITH_DEADLOCKS, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
     answer(&r)
 }
 
@@ -139,15 +133,15 @@ const QUICK: &[&str] = &[
 ];
 
 /// `files` sliced on 2 PEs (split after a few levels) and on 4 (split at once) give one
-/// PE's answers; the slices add up to the states.
-fn sliced_answers_are_one_pes(files: &[String]) {
-    let one: Vec<Answer> = files.iter().map(|f| one_pe(f)).collect();
+/// PE's answers with `strategy`; the slices add up to the states.
+fn sliced_answers_are_one_pes(files: &[String], strategy: Strategy) {
+    let one: Vec<Answer> = files.iter().map(|f| one_pe(f, strategy)).collect();
     for (pes, split_nodes) in [(2, 64), (4, 0)] {
-        let many = sliced_on(pes, split_nodes, files, Strategy::Bfs);
+        let many = sliced_on(pes, split_nodes, files, strategy);
         assert_eq!(many.len(), files.len());
         let mut split = 0;
         for ((file, want), (got, sum, vars)) in files.iter().zip(&one).zip(&many) {
-            assert_eq!(want, got, "{file} on {pes} PEs");
+            assert_eq!(want, got, "{file}: {strategy} on {pes} PEs");
             if file.starts_with("spin17-beem/") {
                 assert_eq!(got.check, Some(StoredCheck::Matches), "{file}");
             }
@@ -165,7 +159,33 @@ fn sliced_answers_are_one_pes(files: &[String]) {
 )]
 #[test]
 fn sliced_bfs_gives_one_pes_answers_on_2_and_4_pes() {
-    sliced_answers_are_one_pes(&QUICK.iter().map(|f| f.to_string()).collect::<Vec<_>>());
+    sliced_answers_are_one_pes(&quick(), Strategy::Bfs);
+}
+
+fn quick() -> Vec<String> {
+    QUICK.iter().map(|f| f.to_string()).collect()
+}
+
+/// Sliced saturation: each slice saturated in rounds, the crossing images exchanged
+/// (dropping them loses states on every file here).
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn sliced_sat_gives_one_pes_answers_on_2_and_4_pes() {
+    sliced_answers_are_one_pes(&quick(), Strategy::Sat);
+}
+
+/// Sliced chaining: each slice swept, what lands in other slices exchanged; the levels
+/// are one PE's.
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn sliced_chaining_gives_one_pes_answers_on_2_and_4_pes() {
+    sliced_answers_are_one_pes(&quick(), Strategy::Chaining);
 }
 
 /// Every model file (minutes on two cores: run it with `--ignored`).
@@ -174,7 +194,7 @@ fn sliced_bfs_gives_one_pes_answers_on_2_and_4_pes() {
 fn sliced_bfs_gives_one_pes_answers_on_every_model_on_2_and_4_pes() {
     let files = model_files();
     assert!(files.len() >= 50, "{files:?}");
-    sliced_answers_are_one_pes(&files);
+    sliced_answers_are_one_pes(&files, Strategy::Bfs);
 }
 
 #[cfg_attr(
@@ -188,7 +208,7 @@ fn sliced_par_gives_the_levels_of_bfs() {
         .to_vec();
     let many = sliced_on(2, 0, &files, Strategy::Par);
     for (file, (got, _, _)) in files.iter().zip(&many) {
-        assert_eq!(&one_pe(file), got, "{file}");
+        assert_eq!(&one_pe(file, Strategy::Bfs), got, "{file}");
     }
 }
 
@@ -196,8 +216,8 @@ fn sliced_par_gives_the_levels_of_bfs() {
 fn what_cannot_run_sliced_is_refused_on_every_pe() {
     for (pes, strategy) in [
         (3, Strategy::Bfs),
-        (2, Strategy::Chaining),
-        (2, Strategy::Sat),
+        (3, Strategy::Chaining),
+        (6, Strategy::Sat),
     ] {
         let refused = World::builder()
             .pes(pes)

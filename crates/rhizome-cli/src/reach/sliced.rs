@@ -2,7 +2,7 @@
 //! manager of its own, `rhizome_mc::reach::reach_sliced`) or the node table spread over
 //! them (`pes.rs`), and the report's lines about the slices.
 //!
-//! `auto` (the default) slices where slicing runs (`bfs` and `par` on a power of two of
+//! `auto` (the default) slices where slicing runs (every strategy on a power of two of
 //! PEs, without `--count-nodes`) and spreads the table otherwise, so every strategy runs
 //! on any number of PEs; `states` asks for slices and refuses what they cannot run.
 
@@ -20,7 +20,8 @@ use serde_json::json;
 /// How `reach` runs on several PEs (`--split`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SplitMode {
-    /// `states` where it runs (bfs and par on a power of two of PEs), else `table`.
+    /// `states` where it runs (a power of two of PEs, without `--count-nodes`), else
+    /// `table`.
     Auto,
     /// The states sliced over the PEs by split variables; each PE explores its slice
     /// with a manager of its own and sends the states of other slices to their owners
@@ -32,9 +33,22 @@ pub enum SplitMode {
 }
 
 impl SplitMode {
-    /// The name the report gives the mode that ran.
-    pub(super) fn name(sliced: bool) -> &'static str {
-        if sliced { "states" } else { "table" }
+    /// The mode's name on the command line and in the report (`split`).
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            SplitMode::Auto => "auto",
+            SplitMode::States => "states",
+            SplitMode::Table => "table",
+        }
+    }
+
+    /// The mode that runs: `States` if the states are sliced, else `Table`.
+    pub(super) fn ran(sliced: bool) -> SplitMode {
+        if sliced {
+            SplitMode::States
+        } else {
+            SplitMode::Table
+        }
     }
 }
 

@@ -16,7 +16,9 @@ mod progress;
 mod sat_half;
 mod saturation;
 mod sliced;
+mod sliced_sat;
 mod split;
+mod split_writers;
 mod trace;
 
 pub use check::StoredCheck;

@@ -19,24 +19,39 @@ pub(super) fn saturate<S: NodeStore, C: OpCache>(
     model: &Model,
     run: &mut Run<'_, S, C>,
 ) -> Result<(), BddError> {
-    let mut order: Vec<&Group> = model.groups.iter().collect();
+    let groups: Vec<&Group> = model.groups.iter().collect();
+    let op = m.fresh_op_id();
+    let r = saturate_set(m, &groups, run.visited.get(), run.watch.as_deref(), op)?;
+    run.visited.set(r);
+    Ok(())
+}
+
+/// The least fixpoint of `set` (rooted by the caller) under `groups`, as [`saturate`]
+/// computes it; `op` is the cache key space of the results, so that a later call with
+/// the same groups and the same `op` reuses what this one cached (the sliced saturation
+/// saturates its slice again every round, `sliced_sat.rs`). The result is not rooted.
+pub(super) fn saturate_set<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    groups: &[&Group],
+    set: Bdd,
+    watch: Option<&Watch>,
+    op: u64,
+) -> Result<Bdd, BddError> {
+    let mut order: Vec<&Group> = groups.to_vec();
     order.sort_by_key(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX));
     let tops: Vec<u32> = order
         .iter()
         .map(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX))
         .collect();
-    let watch = run.watch.as_deref();
     if let Some(w) = watch {
         w.sat_groups.store(order.len(), Ordering::Relaxed);
     }
-    let start = run.visited.get();
-    let op = m.fresh_op_id();
     let plan = SatPlan {
         plan: Arc::new(PlanData::new(&order, &tops, op)),
         watch,
     };
-    let r = match m.run(&[start], |c| plan.saturate(c, start, 0)) {
-        Ok(r) => r,
+    match m.run(&[set], |c| plan.saturate(c, set, 0)) {
+        Ok(r) => Ok(r),
         Err(_) => {
             let mut sat = Saturation {
                 order,
@@ -45,11 +60,9 @@ pub(super) fn saturate<S: NodeStore, C: OpCache>(
                 collections: m.stats().collections,
                 watch,
             };
-            sat.saturate(m, start, 0)?
+            sat.saturate(m, set, 0)
         }
-    };
-    run.visited.set(r);
-    Ok(())
+    }
 }
 
 /// Saturation as one pool operation: branches of the set above the groups' variables are

@@ -20,13 +20,21 @@
 //! chooses the same split variables from the same set and keeps its slice. At the end PE
 //! 0 gathers the slices and ORs them: the final node count, the deadlocks (and their
 //! trace) and the check against a stored reachable set are computed there, by the same
-//! code as on one PE. Only `bfs` and `par` fit this loop: `chaining`'s levels depend on
-//! the order in which states are found, and a slice's saturation would need relations
-//! restricted to the slice.
+//! code as on one PE.
+//!
+//! `chaining` runs the same loop with a sweep in place of the image: a rank sweeps its
+//! slice with every group (the states it reaches in other slices ride along) and sends
+//! what it found in other slices to their owners. A sweep distributes over union, so the
+//! union of the ranks' sweeps is one PE's sweep, and the levels are one PE's. `sat`
+//! sweeps the same way until the split, then saturates each slice in rounds
+//! (`sliced_sat.rs`); both choose their split variables by the groups that write them
+//! (`split_writers.rs`).
 
 use super::bfs::{image_source, successors};
+use super::chaining::sweep;
 use super::progress::{Progress, Run};
 use super::split::{Split, choose_split};
+use super::split_writers::{Writers, choose_split_by_writers};
 use super::{Incomplete, ReachOptions, ReachReport, Strategy, conclude};
 use crate::model::Model;
 use num_bigint::BigUint;
@@ -92,7 +100,7 @@ pub enum SlicedError {
 }
 
 /// Why a level could not be done on this rank, or on another.
-enum LevelError {
+pub(super) enum LevelError {
     Bdd(BddError),
     Corrupt(String),
     /// Another rank failed: this one stops with it.
@@ -115,15 +123,14 @@ impl From<CodecError> for LevelError {
 }
 
 /// Why `strategy` and `opts` cannot run sliced on `ranks` ranks, if they cannot.
-pub fn sliced_unsupported(ranks: usize, strategy: Strategy, opts: &ReachOptions) -> Option<String> {
+pub fn sliced_unsupported(
+    ranks: usize,
+    _strategy: Strategy,
+    opts: &ReachOptions,
+) -> Option<String> {
     if !ranks.is_power_of_two() {
         return Some(format!(
             "sliced exploration needs a power of two of PEs, not {ranks}"
-        ));
-    }
-    if matches!(strategy, Strategy::Chaining | Strategy::Sat) {
-        return Some(format!(
-            "sliced exploration runs bfs and par, not {strategy}"
         ));
     }
     if opts.count_nodes {
@@ -152,14 +159,21 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
     if let Some(why) = sliced_unsupported(ranks, strategy, opts) {
         return Err(SlicedError::Unsupported(why));
     }
-    // As on one PE: `par` needs the one-operation image of interleaved variables.
+    // As on one PE: `sat` and `par` need the one-operation image of interleaved
+    // variables.
     let strategy = match strategy {
-        Strategy::Par if !model.interleaved => Strategy::Bfs,
+        Strategy::Par | Strategy::Sat if !model.interleaved => Strategy::Bfs,
         s => s,
     };
+    // Saturation has no levels: its sweeps before the split are not recorded.
+    let levels_shown = strategy != Strategy::Sat;
+    // Chaining has no frontier apart from the visited set (as on one PE).
+    let frontier_shown = strategy != Strategy::Chaining;
     let mut run = Run::start(m, model, opts, progress);
-    let (states, nodes) = m.satcount_and_nodes(model.initial, &model.state_vars);
-    run.push(m, states, Some(nodes), true);
+    if levels_shown {
+        let (states, nodes) = m.satcount_and_nodes(model.initial, &model.state_vars);
+        run.push(m, states, frontier_shown.then_some(nodes), true);
+    }
     let mut state = Sliced {
         front: m.root(model.initial),
         split: None,
@@ -172,9 +186,12 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
             && m.node_count(run.visited.get()) >= slicing.split_nodes
         {
             // The same set on every rank, the same deterministic rule: the same split.
-            if let Err(e) = state.take_slice(ctx, m, model, &mut run) {
+            if let Err(e) = state.take_slice(ctx, m, model, strategy, &mut run) {
                 break Err(LevelError::Bdd(e));
             }
+        }
+        if strategy == Strategy::Sat && (state.split.is_some() || ranks == 1) {
+            break super::sliced_sat::saturate_slices(ctx, m, model, &mut state, &mut run);
         }
         run.next_level();
         let local = level(ctx, m, model, strategy, &mut state, &run);
@@ -189,7 +206,9 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
             .map(|r| r.states.clone())
             .unwrap_or_default();
         if total == BigUint::ZERO {
-            run.push(m, last, Some(0), false);
+            if levels_shown {
+                run.push(m, last, frontier_shown.then_some(0), false);
+            }
             break Ok(());
         }
         state.front.set(new);
@@ -197,33 +216,46 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
             Ok(u) => run.visited.set(u),
             Err(e) => break Err(LevelError::Bdd(e)),
         }
-        run.push(m, last + total, Some(nodes), true);
+        if levels_shown {
+            run.push(m, last + total, frontier_shown.then_some(nodes), true);
+        }
     };
     finish(ctx, m, model, strategy, opts, run, state, explored)
 }
 
 /// A rank's part of the exploration besides the visited states.
-struct Sliced {
+pub(super) struct Sliced {
     /// This rank's states found by the last level.
     front: Root,
     /// The split, once taken.
-    split: Option<Split>,
+    pub(super) split: Option<Split>,
     split_level: Option<usize>,
-    bytes_sent: u64,
+    /// Bytes of encoded states sent to other ranks so far.
+    pub(super) bytes_sent: u64,
 }
 
 impl Sliced {
-    /// Chooses the split from the visited set and keeps this rank's slice of it and of
-    /// the frontier.
+    /// Chooses the split from the visited set (for `sat` and `chaining` by the groups
+    /// that write the split variables) and keeps this rank's slice of it and of the
+    /// frontier.
     fn take_slice<S: NodeStore, C: OpCache>(
         &mut self,
         ctx: &Ctx,
         m: &mut Manager<S, C>,
         model: &Model,
+        strategy: Strategy,
         run: &mut Run<'_, S, C>,
     ) -> Result<(), BddError> {
         let k = ctx.num_pes().trailing_zeros();
-        let split = choose_split(m, &model.state_vars, run.visited.get(), k)?;
+        let split = match strategy {
+            Strategy::Bfs | Strategy::Par => {
+                choose_split(m, &model.state_vars, run.visited.get(), k)?
+            }
+            Strategy::Sat | Strategy::Chaining => {
+                let writers = Writers::of(m, model)?;
+                choose_split_by_writers(m, model, &writers, run.visited.get(), k)?
+            }
+        };
         let mine = split.slices[ctx.my_pe()].get();
         let v = m.and(run.visited.get(), mine)?;
         run.visited.set(v);
@@ -236,7 +268,8 @@ impl Sliced {
 }
 
 /// This rank's new states of one level: the image of its frontier (or slice) minus its
-/// visited states, with what the other ranks found in its slice, after the exchange.
+/// visited states (for `chaining` and `sat`, its slice's sweep minus them), with what the
+/// other ranks found in its slice, after the exchange.
 fn level<S: NodeStore, C: OpCache>(
     ctx: &Ctx,
     m: &mut Manager<S, C>,
@@ -246,30 +279,57 @@ fn level<S: NodeStore, C: OpCache>(
     run: &Run<'_, S, C>,
 ) -> Result<Bdd, LevelError> {
     let seen = run.visited.get();
-    let v = image_source(m, state.front.get(), seen);
-    let succ = successors(m, model, strategy, v, seen);
+    let succ = match strategy {
+        Strategy::Chaining | Strategy::Sat => sweep(m, model, seen).and_then(|s| m.diff(s, seen)),
+        Strategy::Bfs | Strategy::Par => {
+            let v = image_source(m, state.front.get(), seen);
+            successors(m, model, strategy, v, seen)
+        }
+    };
     let Some(split) = &state.split else {
         return Ok(succ?);
     };
+    let got = exchange(
+        ctx,
+        m,
+        split,
+        succ.map_err(LevelError::from),
+        &mut state.bytes_sent,
+    )?;
+    // What others sent may hold states this rank visited already.
+    Ok(m.diff(got, seen)?)
+}
+
+/// The states of this rank's slice among `found` (this rank's states, or its failure) and
+/// among those the other ranks found, after one all-to-all exchange in which every rank
+/// sends every other the part of its states in that rank's slice (encoded, or a failure
+/// marker if it failed). Collective. `bytes_sent` counts what this rank sent.
+pub(super) fn exchange<S: NodeStore, C: OpCache>(
+    ctx: &Ctx,
+    m: &mut Manager<S, C>,
+    split: &Split,
+    found: Result<Bdd, LevelError>,
+    bytes_sent: &mut u64,
+) -> Result<Bdd, LevelError> {
     let me = ctx.my_pe();
-    // Cut the successors by slice; every rank gets one message from every other, a
-    // failure marker in place of the states if this rank failed.
+    // Cut the states by slice; every rank gets one message from every other, a failure
+    // marker in place of the states if this rank failed.
     let mut own = m.root(Bdd::FALSE);
     let mut outgoing: Vec<Vec<u8>> = Vec::with_capacity(split.slices.len());
     let mut failed: Option<LevelError> = None;
-    match succ {
-        Ok(succ) => {
-            let succ = m.root(succ);
+    match found {
+        Ok(found) => {
+            let found = m.root(found);
             for (q, slice) in split.slices.iter().enumerate() {
-                match m.and(succ.get(), slice.get()) {
+                match m.and(found.get(), slice.get()) {
                     Ok(part) if q == me => {
                         own.set(part);
                         outgoing.push(Vec::new());
                     }
                     Ok(part) => {
                         let mut bytes = vec![0u8];
-                        bytes.extend(m.encode(&[part]));
-                        state.bytes_sent += bytes.len() as u64;
+                        m.encode_into(&[part], &mut bytes);
+                        *bytes_sent += bytes.len() as u64;
                         outgoing.push(bytes);
                     }
                     Err(e) => {
@@ -279,7 +339,7 @@ fn level<S: NodeStore, C: OpCache>(
                 }
             }
         }
-        Err(e) => failed = Some(e.into()),
+        Err(e) => failed = Some(e),
     }
     if failed.is_some() {
         outgoing = vec![vec![1u8]; split.slices.len()];
@@ -305,14 +365,13 @@ fn level<S: NodeStore, C: OpCache>(
         let u = m.or(own.get(), part)?;
         own.set(u);
     }
-    // What others sent may hold states this rank visited already.
-    Ok(m.diff(own.get(), seen)?)
+    Ok(own.get())
 }
 
 /// Every rank's outcome of the level, agreed by one exchange of counts: this rank's new
 /// states, the states all ranks found (this rank's alone before the split, when every
 /// rank finds the same) and the nodes of their sets, or the first failure of any rank.
-fn agree<S: NodeStore, C: OpCache>(
+pub(super) fn agree<S: NodeStore, C: OpCache>(
     ctx: &Ctx,
     m: &Manager<S, C>,
     model: &Model,

@@ -27,31 +27,49 @@ pub(super) fn choose_split<S: NodeStore, C: OpCache>(
     set: Bdd,
     k: u32,
 ) -> Result<Split, BddError> {
+    choose_split_by(m, candidates, set, k, |_, sizes| {
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        (largest, sizes.iter().sum::<usize>())
+    })
+}
+
+/// Chooses `k` variables among `candidates` to cut `set` (rooted by the caller),
+/// greedily: each time the candidate of the least `key(variables, part sizes)` (the
+/// variables chosen with the candidate last, the node counts of the parts they cut the
+/// set into; ties: the earlier candidate), and builds the `2^k` slices.
+pub(super) fn choose_split_by<S, C, K>(
+    m: &mut Manager<S, C>,
+    candidates: &[u32],
+    set: Bdd,
+    k: u32,
+    key: impl Fn(&[u32], &[usize]) -> K,
+) -> Result<Split, BddError>
+where
+    S: NodeStore,
+    C: OpCache,
+    K: Ord,
+{
     let mut vars: Vec<u32> = Vec::new();
     let mut parts: Vec<Root> = vec![m.root(set)];
     for _ in 0..k {
-        // (largest part, total, candidate index, the cut parts)
-        let mut best: Option<(usize, usize, usize, Vec<Root>)> = None;
-        for (i, &v) in candidates.iter().enumerate() {
+        // (key, candidate, the cut parts)
+        let mut best: Option<(K, u32, Vec<Root>)> = None;
+        for &v in candidates {
             if vars.contains(&v) {
                 continue;
             }
             let cut = cut_parts(m, &parts, v)?;
             let sizes: Vec<usize> = cut.iter().map(|r| m.node_count(r.get())).collect();
-            let largest = sizes.iter().copied().max().unwrap_or(0);
-            let total: usize = sizes.iter().sum();
-            let better = match &best {
-                None => true,
-                Some((l, t, _, _)) => (largest, total) < (*l, *t),
-            };
-            if better {
-                best = Some((largest, total, i, cut));
+            let with_v: Vec<u32> = vars.iter().copied().chain([v]).collect();
+            let this = key(&with_v, &sizes);
+            if best.as_ref().is_none_or(|(b, _, _)| this < *b) {
+                best = Some((this, v, cut));
             }
         }
-        let Some((_, _, i, cut)) = best else {
+        let Some((_, v, cut)) = best else {
             break; // fewer candidates than split bits: the model is tiny
         };
-        vars.push(candidates[i]);
+        vars.push(v);
         parts = cut;
     }
     // Fewer variables than asked (a model of fewer state bits than k): the ranks whose
