@@ -83,14 +83,23 @@ impl<S: NodeStore, C: OpCache> Manager<S, C> {
     }
 }
 
+/// The live fraction of its table above which a share manager's table grows at most: a
+/// table kept more than half live would collect at nearly every operation.
+const MAX_SHARE_GROW_THRESHOLD: f64 = 0.5;
+
 impl Config {
     /// The sizes for a PE that does one `pes`-th of the work one PE would (a rank of an
     /// exploration sliced over `pes` ranks): one PE's initial table and aggressive growth
     /// bound divided by `pes`, and `pes` times the collections at one size before a full
     /// table counts as thrashing, so that the garbage it may churn through before growing
-    /// is one PE's divided by `pes` as well. The table still grows for live data, for an
-    /// operation that does not fit, and up to the same `max_nodes` (the memory limit is
-    /// per PE). `pes` of 1 (or 0) changes nothing.
+    /// is one PE's divided by `pes` as well. The table grows for live data once the live
+    /// nodes pass `pes` times one PE's fraction of it (at most half), that is the same
+    /// number of live nodes at which one PE's table of `pes` times the size grows: with
+    /// one PE's fraction, a rank of at.5 `bfs` on 2 ranks grew to one PE's 16M slots for
+    /// its roots alone (peak 0.97x of one rank), with twice it both ranks stay at 8M
+    /// (0.51x, the same time). It still grows for an operation that does not fit, and up
+    /// to the same `max_nodes` (the memory limit is per PE). `pes` of 1 (or 0) changes
+    /// nothing.
     ///
     /// ```
     /// use rhizome_bdd::Config;
@@ -98,6 +107,7 @@ impl Config {
     /// let half = one.for_share(2);
     /// assert_eq!(half.grow_on_full_below, one.grow_on_full_below / 2);
     /// assert_eq!(half.initial_nodes, one.initial_nodes / 2);
+    /// assert_eq!(half.grow_threshold, one.grow_threshold * 2.0);
     /// assert_eq!(half.max_nodes, one.max_nodes);
     /// assert_eq!(one.for_share(1).grow_on_full_below, one.grow_on_full_below);
     /// ```
@@ -106,6 +116,7 @@ impl Config {
         Config {
             initial_nodes: self.initial_nodes.div_ceil(pes),
             grow_on_full_below: self.grow_on_full_below / pes,
+            grow_threshold: (self.grow_threshold * pes as f64).min(MAX_SHARE_GROW_THRESHOLD),
             thrashing_collections: self
                 .thrashing_collections
                 .saturating_mul(u32::try_from(pes).unwrap_or(u32::MAX)),

@@ -30,6 +30,10 @@ fn a_share_of_the_budgets_keeps_the_table_within_one_pes_and_the_results_exact()
         let config = one_pe().for_share(pes);
         assert_eq!(config.grow_on_full_below, (1 << 16) / pes);
         assert_eq!(config.thrashing_collections, 4 * pes as u32);
+        assert_eq!(
+            config.grow_threshold,
+            (one_pe().grow_threshold * pes as f64).min(0.5)
+        );
         assert_eq!(config.max_nodes, 1 << 20, "the memory limit is per PE");
         let mut m = Manager::with_config(config);
         build_twice(&mut m, &seeds, &expect, &format!("share of {pes}"));
