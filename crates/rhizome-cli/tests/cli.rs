@@ -190,8 +190,12 @@ fn workers_come_from_the_environment_and_pes_spread_the_table() {
     assert_eq!(o.field("strategy"), "sat (1 worker)");
     let one = rhizome(&["reach", "--strategy", "sat", "--pes", "1"]).success();
     assert_eq!(one.field("states"), closed_form(64).to_string());
-    // On 2 PEs the node table is spread over both: the same answers, one report.
-    let two = rhizome(&["reach", "-s", "sat", "--pes", "2", "--memory", "32M"]).success();
+    // On 2 PEs with `--split table` the node table is spread over both (the default
+    // slices the states): the same answers, one report.
+    let two = rhizome(&[
+        "reach", "-s", "sat", "--pes", "2", "--split", "table", "--memory", "32M",
+    ])
+    .success();
     for field in ["states", "nodes"] {
         assert_eq!(two.field(field), one.field(field), "{}", two.context());
     }
