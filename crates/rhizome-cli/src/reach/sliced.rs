@@ -62,7 +62,7 @@ pub(super) fn slices_states(args: &ReachArgs, pes: usize) -> anyhow::Result<bool
         count_nodes: args.count_nodes,
         ..ReachOptions::default()
     };
-    let why = sliced_unsupported(pes, args.strategy, &opts);
+    let why = sliced_unsupported(pes, &opts);
     match (args.split, why) {
         (SplitMode::Table, _) => Ok(false),
         (SplitMode::Auto, why) => Ok(why.is_none()),

@@ -122,12 +122,8 @@ impl From<CodecError> for LevelError {
     }
 }
 
-/// Why `strategy` and `opts` cannot run sliced on `ranks` ranks, if they cannot.
-pub fn sliced_unsupported(
-    ranks: usize,
-    _strategy: Strategy,
-    opts: &ReachOptions,
-) -> Option<String> {
+/// Why `opts` cannot run sliced on `ranks` ranks, if they cannot (every strategy can).
+pub fn sliced_unsupported(ranks: usize, opts: &ReachOptions) -> Option<String> {
     if !ranks.is_power_of_two() {
         return Some(format!(
             "sliced exploration needs a power of two of PEs, not {ranks}"
@@ -156,7 +152,7 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
     progress: &mut dyn FnMut(&Manager<S, C>, &Progress<'_>),
 ) -> Result<SlicedOutcome, SlicedError> {
     let ranks = ctx.num_pes();
-    if let Some(why) = sliced_unsupported(ranks, strategy, opts) {
+    if let Some(why) = sliced_unsupported(ranks, opts) {
         return Err(SlicedError::Unsupported(why));
     }
     // As on one PE: `sat` and `par` need the one-operation image of interleaved
@@ -178,6 +174,7 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
         front: m.root(model.initial),
         split: None,
         split_level: None,
+        writers: None,
         bytes_sent: 0,
     };
     let explored = loop {
@@ -230,6 +227,8 @@ pub(super) struct Sliced {
     /// The split, once taken.
     pub(super) split: Option<Split>,
     split_level: Option<usize>,
+    /// Which groups write which variables, read once at the split (`sat`, `chaining`).
+    pub(super) writers: Option<Writers>,
     /// Bytes of encoded states sent to other ranks so far.
     pub(super) bytes_sent: u64,
 }
@@ -252,8 +251,8 @@ impl Sliced {
                 choose_split(m, &model.state_vars, run.visited.get(), k)?
             }
             Strategy::Sat | Strategy::Chaining => {
-                let writers = Writers::of(m, model)?;
-                choose_split_by_writers(m, model, &writers, run.visited.get(), k)?
+                let writers = self.writers.insert(Writers::of(m, model)?);
+                choose_split_by_writers(m, model, writers, run.visited.get(), k)?
             }
         };
         let mine = split.slices[ctx.my_pe()].get();

@@ -46,7 +46,8 @@ pub(super) fn saturate_slices<S: NodeStore, C: OpCache>(
     };
     // Every rank classifies the groups alike: the same relations, the same split.
     // A failure here is this rank's: it is told to the others at the first exchange.
-    let classified = classify(m, model, &split.vars);
+    let writers = state.writers.as_ref().expect("read at the split");
+    let classified = classify(m, model, writers, &split.vars);
     let none = (Vec::new(), Vec::new(), Vec::new());
     let (within, crossing, _held) = classified.as_ref().unwrap_or(&none);
     let local: Vec<&Group> = within.iter().collect();
@@ -103,9 +104,9 @@ pub(super) fn saturate_slices<S: NodeStore, C: OpCache>(
 fn classify<S: NodeStore, C: OpCache>(
     m: &mut Manager<S, C>,
     model: &Model,
+    writers: &Writers,
     split_vars: &[u32],
 ) -> Result<(Vec<Group>, Vec<Group>, Vec<Root>), BddError> {
-    let writers = Writers::of(m, model)?;
     let mut within = Vec::with_capacity(model.groups.len());
     let mut crossing = Vec::new();
     let mut held = Vec::new();
