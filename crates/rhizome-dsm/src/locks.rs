@@ -32,9 +32,12 @@
 //! when the lock is left with its token here, no thread of this PE waiting for it and no
 //! other PE's request pending.
 //!
-//! When a thread releases while another PE's request waits, the other PE gets the token
-//! (before this PE's own waiting threads, which then ask the manager again), so neither
-//! PE can starve the other.
+//! When a thread releases while threads of this PE wait, the next of them gets the lock
+//! with no message, even if another PE's request waits too (the paper's multithreaded
+//! design: a lock stays on the node while its threads want it, so that a hand-off between
+//! two threads of one PE never crosses the network). To keep that fair, at most
+//! [`LOCAL_TURNS`] local hand-offs pass over a waiting PE's request; the next release
+//! grants it the token (and this PE's threads still waiting ask again), so no PE starves.
 //!
 //! A thread that knows which locks it takes next may ask for their tokens ahead
 //! ([`crate::DsmLock::prefetch`]): the PE asks the managers for the tokens not here and
@@ -58,6 +61,12 @@ const SLOW: u32 = 0;
 const CACHED: u32 = 1;
 /// A lock word: held by the thread of slot `s` (the word is `HELD + s`).
 const HELD: u32 = 2;
+
+/// Hand-offs to threads of this PE that may pass over another PE's waiting request
+/// before the token goes to that PE. A few are enough to keep a lock's hand-offs on the
+/// PE while its threads take turns (each turn saved is a round trip or two), and the
+/// waiting PE waits for at most this many critical sections of this PE's threads.
+pub(crate) const LOCAL_TURNS: u32 = 8;
 
 /// The lock words that application threads may change themselves (see the module
 /// documentation), and the acquisitions they made so.
@@ -136,9 +145,22 @@ pub(crate) struct LockState {
     waiters: VecDeque<usize>,
     /// A request for the token is out (at the manager or forwarded).
     requested: bool,
-    /// Another PE's request forwarded here: `(pe, its vector timestamp)`, granted at the
-    /// next release.
+    /// Another PE's request forwarded here: `(pe, its vector timestamp)`, granted at a
+    /// release once no thread of this PE waits or [`LOCAL_TURNS`] have passed it over.
     next: Option<(u32, Vec<u32>)>,
+    /// Local hand-offs that passed over `next` so far.
+    passed_over: u32,
+}
+
+/// Who gets a lock its holder releases.
+#[derive(Debug, PartialEq, Eq)]
+enum Handoff {
+    /// The thread of this slot, waiting on this PE: no message.
+    Local(usize),
+    /// The PE that asked, with its vector timestamp: the token leaves.
+    Remote(u32, Vec<u32>),
+    /// Nobody waits: the token stays cached here.
+    Keep,
 }
 
 impl LockState {
@@ -150,6 +172,26 @@ impl LockState {
             waiters: VecDeque::new(),
             requested: false,
             next: None,
+            passed_over: 0,
+        }
+    }
+
+    /// The holder released: decides who is next. This PE's waiting threads first, unless
+    /// another PE's request has been passed over [`LOCAL_TURNS`] times already.
+    fn hand_off(&mut self) -> Handoff {
+        self.holder = None;
+        let remote_due = self.next.is_some() && self.passed_over >= LOCAL_TURNS;
+        if !remote_due && let Some(w) = self.waiters.pop_front() {
+            self.passed_over += self.next.is_some() as u32;
+            self.holder = Some(w);
+            return Handoff::Local(w);
+        }
+        match self.next.take() {
+            Some((to, vt)) => {
+                self.passed_over = 0;
+                Handoff::Remote(to, vt)
+            }
+            None => Handoff::Keep,
         }
     }
 }
@@ -374,8 +416,8 @@ impl Protocol {
         self.shared.slots[slot].complete(Done::Ok);
     }
 
-    /// Thread `slot` releases `lock`: the token goes to a waiting PE, else to a waiting
-    /// thread here, else stays cached here.
+    /// Thread `slot` releases `lock`: the lock goes to a waiting thread here (unless a
+    /// waiting PE's turn has come), else to a waiting PE, else stays cached here.
     fn release_here(&self, ctx: &Ctx, slot: usize, lock: u32) -> Result<(), String> {
         let mut pe = self.pe.borrow_mut();
         let me = pe.me;
@@ -390,23 +432,59 @@ impl Protocol {
         }
         let aggressive = pe.intervals == Intervals::Aggressive;
         let st = pe.lock_states.get_mut(&lock).expect("held");
-        st.holder = None;
-        if let Some((to, vt)) = st.next.take() {
-            drop(pe);
-            self.grant(ctx, lock, to, &vt);
-        } else if let Some(w) = st.waiters.pop_front() {
-            st.holder = Some(w);
-            pe.stats.lock_acquires += 1;
-            pe.stats.lock_local += 1;
-            drop(pe);
-            if aggressive {
+        match st.hand_off() {
+            Handoff::Remote(to, vt) => {
+                drop(pe);
+                self.grant(ctx, lock, to, &vt);
+            }
+            Handoff::Local(w) => {
+                pe.stats.lock_acquires += 1;
+                pe.stats.lock_local += 1;
+                drop(pe);
+                if aggressive {
+                    self.close_interval(ctx);
+                }
+                self.shared.slots[w].complete(Done::Ok);
+            }
+            Handoff::Keep if aggressive => {
+                drop(pe);
                 self.close_interval(ctx);
             }
-            self.shared.slots[w].complete(Done::Ok);
-        } else if aggressive {
-            drop(pe);
-            self.close_interval(ctx);
+            Handoff::Keep => {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Handoff, LOCAL_TURNS, LockState};
+
+    /// A PE whose threads keep asking for a lock hands it among them at most
+    /// `LOCAL_TURNS` times while another PE waits; then that PE gets the token.
+    #[test]
+    fn local_threads_go_first_but_a_waiting_pe_gets_its_turn() {
+        let mut st = LockState::new(0, 0, 2);
+        assert!(st.token, "PE 0 manages lock 0");
+        st.holder = Some(0);
+        // Nobody waits: the token stays.
+        assert_eq!(st.hand_off(), Handoff::Keep);
+        st.holder = Some(0);
+        st.waiters.push_back(1);
+        // No PE waits: local, and nothing is passed over.
+        assert_eq!(st.hand_off(), Handoff::Local(1));
+        assert_eq!(st.passed_over, 0);
+        st.next = Some((1, vec![0, 3]));
+        // Under constant local demand (the other thread queues again at every turn).
+        for turn in 0..LOCAL_TURNS as usize {
+            st.waiters.push_back(turn % 2);
+            assert_eq!(st.hand_off(), Handoff::Local(turn % 2), "turn {turn}");
+        }
+        st.waiters.push_back(0);
+        assert_eq!(st.hand_off(), Handoff::Remote(1, vec![0, 3]));
+        assert_eq!(st.holder, None);
+        assert_eq!(st.waiters.len(), 1, "the passed-over thread still waits");
+        // The count starts afresh for the next PE's request.
+        assert_eq!(st.passed_over, 0);
     }
 }

@@ -369,36 +369,40 @@ impl Protocol {
                 pe.readahead.forget_arrived(p as usize);
             }
         }
-        // Read-only pages to invalidate, closed with one `mprotect` per run.
-        let mut stale = Vec::new();
-        for p in fresh {
-            if pages.home_here(p as usize) {
-                continue;
+        // Sorted under one hold of the table's lock, in which the read-only pages are
+        // closed too: a page found read-only and closed later could be opened for writing
+        // in between by another thread's write fault (the handler's fast path), and would
+        // then keep its old contents while this PE counts the notice as applied. A page
+        // written in the current interval stays so until this thread changes it.
+        let written: Vec<u32> = {
+            let t = pages.lock();
+            let mut stale = Vec::new();
+            let mut written = Vec::new();
+            for p in fresh.into_iter().filter(|&p| !pages.home_here(p as usize)) {
+                match t.state(p as usize) {
+                    WRITE => written.push(p),
+                    READ => stale.push(p as usize),
+                    _ => {}
+                }
             }
-            let state = pages.lock().state(p as usize);
-            if state == WRITE && lazy {
+            for run in stale.chunk_by(|a, b| a + 1 == *b) {
+                self.shared.region.protect(run[0], run.len(), Access::None);
+            }
+            for &p in &stale {
+                t.set_state(p, INVALID);
+            }
+            written
+        };
+        for p in written {
+            if lazy {
                 dirty.push(p);
-            } else if state == WRITE {
+            } else {
                 // Written here too (false sharing, or by another thread since the acquire
                 // ended the interval): its diff goes home before the page is dropped, and
                 // the interval's notice will still name it.
                 self.pe.borrow_mut().flushed.insert(p);
                 // (A later fetch of it from its home arrives after the diff.)
                 self.flush_pages(ctx, &[p], Access::None);
-            } else if state == READ {
-                stale.push(p as usize);
-            }
-        }
-        {
-            let t = pages.lock();
-            // Nothing else changes a read-only page's state (the handler's fast path runs
-            // under the same lock, and is shut out while the runs close).
-            stale.retain(|&p| t.state(p) == READ);
-            for run in stale.chunk_by(|a, b| a + 1 == *b) {
-                self.shared.region.protect(run[0], run.len(), Access::None);
-            }
-            for &p in &stale {
-                t.set_state(p, INVALID);
             }
         }
         self.two_way_update(ctx, &dirty);

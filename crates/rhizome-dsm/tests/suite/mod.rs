@@ -4,9 +4,13 @@
 //! 1 and with 2 application threads per PE, under both interval policies, with diffs and
 //! write notices in messages, and twice more with both written by one-sided puts.
 
+mod fairness;
+mod notices;
 mod prefetch;
 mod readahead;
 
+use fairness::a_waiting_pe_gets_a_lock_a_busy_pe_keeps_asking_for;
+use notices::notices_applied_while_a_thread_writes_lose_no_update;
 use prefetch::{prefetch_of_tokens_here_asks_nothing, prefetched_locks_lose_no_update};
 use readahead::{
     a_page_in_flight_never_comes_back_older_than_a_notice, a_run_of_pages_is_fetched_in_few_faults,
@@ -64,6 +68,8 @@ suite!(
     prefetched_locks_lose_no_update,
     prefetch_of_tokens_here_asks_nothing,
     a_page_in_flight_never_comes_back_older_than_a_notice,
+    a_waiting_pe_gets_a_lock_a_busy_pe_keeps_asking_for,
+    notices_applied_while_a_thread_writes_lose_no_update,
 );
 
 fn config(m: Mode) -> DsmConfig {
