@@ -18,7 +18,8 @@ use rhizome_bdd::{Config, Manager};
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::read_model;
 use rhizome_mc::reach::{
-    ReachOptions, SliceOptions, SlicedError, StoredCheck, Strategy, reach, reach_sliced,
+    DEFAULT_SAT_SPLIT_NODES, DEFAULT_SPLIT_NODES, ReachOptions, SliceOptions, SlicedError,
+    StoredCheck, Strategy, reach, reach_sliced,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -87,7 +88,9 @@ fn sliced_on(
     strategy: Strategy,
 ) -> Vec<(Answer, BigUint, usize)> {
     let dir = required_models_dir();
-    let slicing = SliceOptions { split_nodes };
+    let slicing = SliceOptions {
+        split_nodes: Some(split_nodes),
+    };
     let mut results = World::builder()
         .pes(pes)
         .workers(1)
@@ -210,6 +213,50 @@ fn sliced_par_gives_the_levels_of_bfs() {
     for (file, (got, _, _)) in files.iter().zip(&many) {
         assert_eq!(&one_pe(file, Strategy::Bfs), got, "{file}");
     }
+}
+
+/// Sliced `sat` with the default options splits at its own threshold
+/// ([`DEFAULT_SAT_SPLIT_NODES`], earlier than the level strategies'
+/// [`DEFAULT_SPLIT_NODES`]: bakery.4 after sweep 8, not 18) and gives one PE's answers.
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn sliced_sat_splits_at_its_own_default_threshold() {
+    let file = "ltsmin-2017/bakery.4.bdd";
+    let want = one_pe(file, Strategy::Sat);
+    let dir = required_models_dir();
+    let split_after = |split_nodes: Option<usize>| {
+        let mut per_pe = World::builder()
+            .pes(2)
+            .workers(1)
+            .run(|ctx| {
+                let mut m = Manager::with_pool(Config::default(), Arc::clone(ctx.pool()));
+                let model = load(&mut m, &dir, file);
+                let o = reach_sliced(
+                    ctx,
+                    &mut m,
+                    &model,
+                    Strategy::Sat,
+                    &WITH_DEADLOCKS,
+                    &SliceOptions { split_nodes },
+                    &mut |_, _| {},
+                )
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+                (o.report.map(|r| answer(&r)), o.slices.split_level)
+            })
+            .expect("the world runs");
+        let (report, level) = per_pe.swap_remove(0);
+        assert_eq!(report.as_ref(), Some(&want), "{file}: {split_nodes:?}");
+        level.expect("bakery.4 is split")
+    };
+    let default = split_after(None);
+    assert_eq!(default, split_after(Some(DEFAULT_SAT_SPLIT_NODES)));
+    assert!(
+        default < split_after(Some(DEFAULT_SPLIT_NODES)),
+        "{default}"
+    );
 }
 
 #[test]

@@ -12,8 +12,7 @@ use anyhow::bail;
 use rhizome::Ctx;
 use rhizome_bdd::{Manager, NodeStore, OpCache};
 use rhizome_mc::reach::{
-    DEFAULT_SPLIT_NODES, ReachOptions, SliceInfo, SliceOptions, SlicedError, reach_sliced,
-    sliced_unsupported,
+    ReachOptions, SliceInfo, SliceOptions, SlicedError, reach_sliced, sliced_unsupported,
 };
 use serde_json::json;
 
@@ -73,11 +72,13 @@ pub(super) fn slices_states(args: &ReachArgs, pes: usize) -> anyhow::Result<bool
     }
 }
 
-/// The split threshold: [`DEFAULT_SPLIT_NODES`], or `RHIZOME_SPLIT_NODES` (a tuning
-/// knob for experiments and tests, not an option).
+/// The split threshold: `RHIZOME_SPLIT_NODES` (a tuning knob for experiments and tests,
+/// not an option), else the strategy's default
+/// ([`DEFAULT_SPLIT_NODES`](rhizome_mc::reach::DEFAULT_SPLIT_NODES),
+/// [`DEFAULT_SAT_SPLIT_NODES`](rhizome_mc::reach::DEFAULT_SAT_SPLIT_NODES) for `sat`).
 pub(super) fn slice_options() -> SliceOptions {
     SliceOptions {
-        split_nodes: super::tuning_knob("RHIZOME_SPLIT_NODES").unwrap_or(DEFAULT_SPLIT_NODES),
+        split_nodes: super::tuning_knob("RHIZOME_SPLIT_NODES"),
     }
 }
 

@@ -19,6 +19,7 @@ mod sliced;
 mod sliced_sat;
 mod split;
 mod split_writers;
+mod timeline;
 mod trace;
 
 pub use check::StoredCheck;
@@ -26,8 +27,8 @@ pub use deadlocks::Deadlocks;
 pub use progress::{LevelRecord, Progress, Watch};
 pub use sat_half::register_jobs;
 pub use sliced::{
-    DEFAULT_SPLIT_NODES, SliceInfo, SliceOptions, SlicedError, SlicedOutcome, reach_sliced,
-    sliced_unsupported,
+    DEFAULT_SAT_SPLIT_NODES, DEFAULT_SPLIT_NODES, SliceInfo, SliceOptions, SlicedError,
+    SlicedOutcome, reach_sliced, sliced_unsupported,
 };
 pub use trace::TraceStep;
 

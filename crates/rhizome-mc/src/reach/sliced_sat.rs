@@ -47,6 +47,8 @@ pub(super) fn saturate_slices<S: NodeStore, C: OpCache>(
     // Every rank classifies the groups alike: the same relations, the same split.
     // A failure here is this rank's: it is told to the others at the first exchange.
     let writers = state.writers.as_ref().expect("read at the split");
+    let me = ctx.my_pe();
+    super::timeline::mark(me, || "sat: classify".into());
     let classified = classify(m, model, writers, &split.vars);
     let none = (Vec::new(), Vec::new(), Vec::new());
     let (within, crossing, _held) = classified.as_ref().unwrap_or(&none);
@@ -68,8 +70,12 @@ pub(super) fn saturate_slices<S: NodeStore, C: OpCache>(
             if let Err(e) = classified.as_ref().and(started.as_ref()) {
                 return Err(LevelError::Bdd(e.clone()));
             }
+            super::timeline::mark(me, || "sat: round saturate".into());
             let sat = saturate_set(m, &local, run.visited.get(), watch.as_deref(), op)?;
             run.visited.set(sat);
+            super::timeline::mark(me, || {
+                format!("sat: saturated, {} nodes", m.node_count(sat))
+            });
             let fresh = m.diff(sat, applied.get())?;
             applied.set(sat);
             if fresh == Bdd::FALSE || crossing.is_empty() {
@@ -80,13 +86,16 @@ pub(super) fn saturate_slices<S: NodeStore, C: OpCache>(
             Ok(m.run(&[f], |c| par_image(c, crossing, f))?)
         };
         let found = round();
+        super::timeline::mark(me, || "sat: crossing image done".into());
         let split = state.split.as_ref().expect("split above");
         let got = exchange(ctx, m, split, found, &mut state.bytes_sent);
         let new = got.and_then(|g| Ok(m.diff(g, run.visited.get())?));
+        super::timeline::mark(me, || "sat: exchanged".into());
         let (new, total, _) = match agree(ctx, m, model, state, new) {
             Ok(a) => a,
             Err(e) => break Err(e),
         };
+        super::timeline::mark(me, || format!("sat: agreed, {total} new states"));
         if total == BigUint::ZERO {
             break Ok(());
         }

@@ -36,8 +36,12 @@ impl Ctx {
     }
 
     /// Makes progress until `done` holds, backing off while there is nothing to do.
-    pub(crate) fn wait_until(&self, mut done: impl FnMut(&Ctx) -> bool) {
-        let mut backoff = Backoff::new(64);
+    pub(crate) fn wait_until(&self, done: impl FnMut(&Ctx) -> bool) {
+        self.wait_until_with(Backoff::new(64), done)
+    }
+
+    /// [`wait_until`](Ctx::wait_until), waiting with `backoff` (a fresh one).
+    pub(crate) fn wait_until_with(&self, mut backoff: Backoff, mut done: impl FnMut(&Ctx) -> bool) {
         while !done(self) {
             if self.progress() > 0 {
                 backoff.reset();
