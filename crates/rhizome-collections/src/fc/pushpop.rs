@@ -265,12 +265,18 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         let batches = std::mem::take(&mut self.batches.list);
         let mut out: Vec<(usize, Taken<T>)> =
             pushes.into_iter().map(|i| (i, Taken::One(None))).collect();
-        if let Some(values) = whole {
-            if let [(i, _)] = batches[..]
-                && pops.is_empty()
+        if let Some(mut values) = whole {
+            if pops.is_empty()
+                && let Some((&(first, _), others)) = batches.split_first()
             {
-                // One batch took the whole chunk: it gets the vector as it was pushed.
-                out.push((i, Taken::Many(values)));
+                // Only batches took the whole chunk: the others' values are split off its
+                // end, and the first batch gets the rest, the vector as it was pushed
+                // (one batch alone: all of it, uncopied).
+                for &(i, n) in others {
+                    let at = values.len().saturating_sub(n as usize);
+                    out.push((i, Taken::Many(values.split_off(at))));
+                }
+                out.push((first, Taken::Many(values)));
                 return out;
             }
             popped = values.into_iter().map(Some).collect();
