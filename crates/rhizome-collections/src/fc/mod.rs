@@ -60,17 +60,19 @@
 //! ```
 
 mod central;
+mod chunks;
 mod flat;
 mod hash;
 mod ops;
 mod pushpop;
 mod stack;
 
+pub use chunks::PushPopStore;
 pub use flat::{Combine, Flat, Offer};
 pub use hash::{GlobalMap, GlobalSet, MapOp, MapProxy, owner};
 pub use pushpop::{
     DEFAULT_CAPACITY, Fifo, GlobalQueue, GlobalStack, Lifo, Order, PushPop, PushPopOp,
-    PushPopProxy, PushPopStore, Run, Taken,
+    PushPopProxy, Run, Taken,
 };
 pub use stack::StackProxy;
 

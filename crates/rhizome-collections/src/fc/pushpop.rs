@@ -27,12 +27,15 @@
 //!   the others, one request per PE holding some, all in flight together, before its
 //!   pops return. The pushes are linearized where the master appends their run, the pops
 //!   where it takes theirs (the values never change once pushed, so reading them later
-//!   is safe); a chunk is freed when its last value is fetched.
+//!   is safe); a chunk is freed when its last value is fetched. A chunk that one pop
+//!   batch of its own PE takes whole is handed to that batch as the vector it was
+//!   pushed as, with no copy (module `chunks`).
 //! - **Capacity and growth.** Each PE's chunks grow with what it pushed and nobody has
 //!   popped yet; the master's index holds one entry per run (a few words per batch).
 //! - **Size and iteration** are not offered: a size is stale once read while other
 //!   PEs push, and a program that needs everything drains with `pop` until `None`.
 
+use super::chunks::PushPopStore;
 use super::flat::{Combine, Flat, Offer};
 use super::ops::Batches;
 pub use super::ops::{PushPopOp, Taken};
@@ -40,7 +43,6 @@ use super::stack::StackProxy;
 use super::{Mode, Stats};
 use rhizome::Message;
 use rhizome::coop::Coop;
-use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
 
 /// The order of a push-pop structure: last in first out (a stack, which also
@@ -79,9 +81,9 @@ pub struct PushPopProxy<T, O> {
     batches: Batches<T>,
     /// The pushes of the batch in flight, whose values have left for their chunk.
     committed_pushes: Vec<usize>,
-    /// The popped values of the batch in flight, in the order of `pops` (those read in
-    /// place filled, the fetched ones not yet).
-    popped: Vec<Option<T>>,
+    /// The popped values of the commit in flight, in the order of `pops` (those read in
+    /// place filled, the fetched ones not yet), or the one chunk of this PE they all are.
+    popped: Popped<T>,
     /// Per fetch request of the commit in flight: the (position in `popped`, length) of
     /// the runs it reads, in order.
     fetched_into: Vec<Vec<(usize, usize)>>,
@@ -95,84 +97,29 @@ impl<T, O> Default for PushPopProxy<T, O> {
             pops: Vec::new(),
             batches: Batches::default(),
             committed_pushes: Vec::new(),
-            popped: Vec::new(),
+            popped: Popped::default(),
             fetched_into: Vec::new(),
             _o: PhantomData,
         }
     }
 }
 
+/// The values a commit's pops took, until they are handed to its operations.
+enum Popped<T> {
+    /// By position, `None` for those still to be fetched from other PEs.
+    Slots(Vec<Option<T>>),
+    /// All of one chunk of this PE, taken whole, as it was pushed.
+    Whole(Vec<T>),
+}
+
+impl<T> Default for Popped<T> {
+    fn default() -> Self {
+        Popped::Slots(Vec::new())
+    }
+}
+
 /// Consecutive elements of one chunk: (PE, chunk number, first position, length).
 pub type Run = (u64, u64, u64, u64);
-
-/// A push-pop structure's part on one PE: its chunks and, on the master, the index.
-pub struct PushPopStore<T> {
-    /// On the master: where the elements are, oldest first.
-    runs: VecDeque<Run>,
-    /// This PE's chunks by number: the values pushed in one commit, those not yet
-    /// popped still there, and how many those are.
-    chunks: HashMap<u64, (Vec<Option<T>>, u64)>,
-    next_chunk: u64,
-}
-
-impl<T> Default for PushPopStore<T> {
-    fn default() -> Self {
-        PushPopStore {
-            runs: VecDeque::new(),
-            chunks: HashMap::new(),
-            next_chunk: 0,
-        }
-    }
-}
-
-impl<T> PushPopStore<T> {
-    /// Takes the values of `len` positions of chunk `chunk` from `first` (each is taken
-    /// once: the master hands every position to one pop); frees the chunk when empty.
-    fn take(&mut self, chunk: u64, first: u64, len: u64, out: &mut impl Extend<T>) {
-        self.take_with(chunk, first, len, |v| out.extend(v.map(Option::unwrap)));
-    }
-
-    /// As [`take`](Self::take), into `out` as they are stored (each `Some`); a chunk
-    /// taken whole into an empty `out` is moved there, not copied (a PE popping back
-    /// what it pushed, as the graph kernels' frontier does).
-    fn take_into(&mut self, chunk: u64, first: u64, len: u64, out: &mut Vec<Option<T>>) {
-        if out.is_empty()
-            && first == 0
-            && self
-                .chunks
-                .get(&chunk)
-                .is_some_and(|(values, left)| values.len() as u64 == len && *left == len)
-        {
-            *out = self.chunks.remove(&chunk).expect("checked").0;
-            return;
-        }
-        self.take_with(chunk, first, len, |v| out.extend(v));
-    }
-
-    /// Hands the positions taken, each checked `Some`, to `f`.
-    fn take_with(
-        &mut self,
-        chunk: u64,
-        first: u64,
-        len: u64,
-        f: impl FnOnce(&mut dyn Iterator<Item = Option<T>>),
-    ) {
-        let (values, left) = self
-            .chunks
-            .get_mut(&chunk)
-            .expect("a chunk the master indexes");
-        let slots = values[first as usize..(first + len) as usize].iter_mut();
-        f(&mut slots.map(|v| {
-            let taken = v.take();
-            assert!(taken.is_some(), "each element is popped once");
-            taken
-        }));
-        *left -= len;
-        if *left == 0 {
-            self.chunks.remove(&chunk);
-        }
-    }
-}
 
 impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     type Op = PushPopOp<T>;
@@ -232,24 +179,20 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         _pes: usize,
         local: &mut PushPopStore<T>,
     ) -> Vec<(usize, (Run, u64))> {
-        let (indices, mut values): (Vec<usize>, Vec<Option<T>>) = std::mem::take(&mut self.pushes)
-            .into_iter()
-            .map(|(i, v)| (i, Some(v)))
-            .unzip();
-        values.extend(
-            std::mem::take(&mut self.batches.values)
-                .into_iter()
-                .map(Some),
-        );
+        let (indices, mut values): (Vec<usize>, Vec<T>) =
+            std::mem::take(&mut self.pushes).into_iter().unzip();
+        let batched = std::mem::take(&mut self.batches.values);
+        if values.is_empty() {
+            // A batch's vector becomes the chunk as it is, not copied.
+            values = batched;
+        } else {
+            values.extend(batched);
+        }
         self.committed_pushes = indices;
         let pops = self.pops.len() as u64 + self.batches.pops();
         self.batches.ops = 0;
         let len = values.len() as u64;
-        let chunk = local.next_chunk;
-        if len > 0 {
-            local.next_chunk += 1;
-            local.chunks.insert(chunk, (values, len));
-        }
+        let chunk = if len > 0 { local.put(values) } else { 0 };
         let run = (me as u64, chunk, 0, len);
         vec![(MASTER, (run, pops))]
     }
@@ -260,10 +203,18 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
         me: usize,
         local: &mut PushPopStore<T>,
     ) -> Vec<(usize, Self::Fetch)> {
+        self.fetched_into.clear();
+        let runs: Vec<Run> = answers.into_iter().flatten().collect();
+        if let [(pe, chunk, first, len)] = runs[..]
+            && pe as usize == me
+            && let Some(values) = local.take_whole(chunk, first, len)
+        {
+            self.popped = Popped::Whole(values);
+            return Vec::new();
+        }
         let mut popped: Vec<Option<T>> = Vec::new();
         let mut requests: Vec<(usize, Self::Fetch)> = Vec::new();
-        self.fetched_into.clear();
-        for (pe, chunk, first, len) in answers.into_iter().flatten() {
+        for (pe, chunk, first, len) in runs {
             let at = popped.len();
             if pe as usize == me {
                 local.take_into(chunk, first, len, &mut popped);
@@ -281,7 +232,7 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
             requests[k].1.push((chunk, first, len));
             self.fetched_into[k].push((at, len as usize));
         }
-        self.popped = popped;
+        self.popped = Popped::Slots(popped);
         requests
     }
 
@@ -294,7 +245,10 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
     }
 
     fn resolve(&mut self, fetched: Vec<Vec<T>>) -> Vec<(usize, Taken<T>)> {
-        let mut popped = std::mem::take(&mut self.popped);
+        let (mut popped, whole) = match std::mem::take(&mut self.popped) {
+            Popped::Slots(slots) => (slots, None),
+            Popped::Whole(values) => (Vec::new(), Some(values)),
+        };
         for (values, runs) in fetched
             .into_iter()
             .zip(std::mem::take(&mut self.fetched_into))
@@ -306,18 +260,35 @@ impl<T: Message, O: Order> Combine for PushPopProxy<T, O> {
                 }
             }
         }
-        // The single pops take the first values, each batch then as many as it asked
-        // for (the master's order; all of them were pending together).
         let pushes = std::mem::take(&mut self.committed_pushes);
-        let mut popped = popped.into_iter();
         let pops = std::mem::take(&mut self.pops);
+        let batches = std::mem::take(&mut self.batches.list);
         let mut out: Vec<(usize, Taken<T>)> =
             pushes.into_iter().map(|i| (i, Taken::One(None))).collect();
+        if let Some(mut values) = whole {
+            if pops.is_empty()
+                && let Some((&(first, _), others)) = batches.split_first()
+            {
+                // Only batches took the whole chunk: the others' values are split off its
+                // end, and the first batch gets the rest, the vector as it was pushed
+                // (one batch alone: all of it, uncopied).
+                for &(i, n) in others {
+                    let at = values.len().saturating_sub(n as usize);
+                    out.push((i, Taken::Many(values.split_off(at))));
+                }
+                out.push((first, Taken::Many(values)));
+                return out;
+            }
+            popped = values.into_iter().map(Some).collect();
+        }
+        // The single pops take the first values, each batch then as many as it asked
+        // for (the master's order; all of them were pending together).
+        let mut popped = popped.into_iter();
         out.extend(
             pops.into_iter()
                 .map(|i| (i, Taken::One(popped.next().flatten()))),
         );
-        for (i, n) in std::mem::take(&mut self.batches.list) {
+        for (i, n) in batches {
             let values = popped.by_ref().take(n as usize).flatten().collect();
             out.push((i, Taken::Many(values)));
         }
@@ -444,54 +415,5 @@ impl<'c, T: Message, O: Order> PushPop<'c, T, O> {
     /// This PE's counters so far.
     pub fn stats(&self) -> Stats {
         self.flat.stats()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::PushPopStore;
-
-    fn store_with(chunk: Vec<u64>) -> PushPopStore<u64> {
-        let mut s = PushPopStore::default();
-        let len = chunk.len() as u64;
-        s.chunks
-            .insert(0, (chunk.into_iter().map(Some).collect(), len));
-        s
-    }
-
-    /// A chunk taken whole into an empty list is moved (the chunk is gone), and a chunk
-    /// taken in parts gives each position once, in order, and is freed with its last.
-    #[test]
-    fn take_into_moves_a_whole_chunk_and_copies_parts() {
-        let mut s = store_with(vec![1, 2, 3, 4]);
-        let mut out = Vec::new();
-        s.take_into(0, 0, 4, &mut out);
-        assert_eq!(out, [Some(1), Some(2), Some(3), Some(4)]);
-        assert!(s.chunks.is_empty());
-
-        let mut s = store_with(vec![1, 2, 3, 4]);
-        let mut out = vec![Some(9)];
-        s.take_into(0, 2, 2, &mut out);
-        s.take_into(0, 0, 2, &mut out);
-        assert_eq!(out, [Some(9), Some(3), Some(4), Some(1), Some(2)]);
-        assert!(s.chunks.is_empty());
-
-        let mut s = store_with(vec![1, 2, 3]);
-        let mut rest = Vec::new();
-        s.take(0, 1, 1, &mut rest);
-        assert_eq!(s.chunks[&0].1, 2, "two positions left");
-        s.take(0, 0, 1, &mut rest);
-        s.take(0, 2, 1, &mut rest);
-        assert_eq!(rest, [2, 1, 3]);
-        assert!(s.chunks.is_empty());
-    }
-
-    #[test]
-    #[should_panic(expected = "each element is popped once")]
-    fn a_position_taken_twice_is_refused() {
-        let mut s = store_with(vec![1, 2]);
-        let mut out = Vec::new();
-        s.take(0, 0, 1, &mut out);
-        s.take(0, 0, 1, &mut out);
     }
 }

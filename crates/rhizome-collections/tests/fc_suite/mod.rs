@@ -58,6 +58,9 @@ pub const TESTS: &[(&str, Body)] = &[
     ("stack_pops_answered_in_one_message", |c| {
         counters::stack_pops_answered_in_one_message(c)
     }),
+    ("queue_hands_a_whole_chunk_back_uncopied", |c| {
+        counters::queue_hands_a_whole_chunk_back_uncopied(c)
+    }),
     ("set_repeats_join_a_full_proxy", |c| {
         counters::set_repeats_join_a_full_proxy(c)
     }),

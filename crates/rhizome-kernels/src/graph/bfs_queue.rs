@@ -7,7 +7,8 @@
 //! one phase and read-only in the next. A vertex is claimed (given its parent) by its
 //! owner, so the PE that pushes a vertex into the queue is its owner. Each level:
 //! 1. **Through the queue**: each PE's tasks push the vertices it claimed in the last
-//!    level and pop as many ([`GlobalQueue::push_all_then_pop`], each task its share).
+//!    level and pop as many ([`GlobalQueue::push_all_then_pop`], each task its share;
+//!    a task per [`VALUES_PER_TASK`] values, up to the task count asked for).
 //!    The queue is empty when the level starts, and every PE pops what it pushes, so the
 //!    queue is empty again afterwards, none of these pops finds it empty, and the count
 //!    needs no agreement among the PEs first. Combining, a PE's tasks make one commit
@@ -124,22 +125,51 @@ pub(super) fn bfs(
     }
 }
 
-/// Pushes `claimed` into `queue` and pops as many, split among up to `tasks` tasks; the
-/// values popped (see the module docs for why they are as many).
+/// Values a task of [`through_queue`] moves at least: a level's frontier is split over
+/// as many tasks as it has blocks of this many values, up to the task count asked for.
+/// Below that a task's own cost (its future, its part's vector, a wake-up) outweighs
+/// what it moves, and one task's values go through the queue with no copy at all.
+pub(super) const VALUES_PER_TASK: usize = 4096;
+
+/// The tasks [`through_queue`] splits `values` values over, given at most `tasks`.
+pub(super) fn tasks_for(values: usize, tasks: usize) -> usize {
+    values.div_ceil(VALUES_PER_TASK).clamp(1, tasks.max(1))
+}
+
+/// Pushes `claimed` into `queue` and pops as many, split among up to `tasks` tasks (by
+/// [`tasks_for`]); the values popped (see the module docs for why they are as many).
+/// The parts are moved, not copied, into the tasks: with combining, a PE popping back
+/// the chunk it pushed gets the same vector back (so one task's frontier is not copied).
 pub(super) fn through_queue(
     coop: &Coop<'_>,
     queue: &GlobalQueue<'_, u64>,
-    claimed: Vec<u64>,
+    mut claimed: Vec<u64>,
     tasks: usize,
 ) -> Vec<u64> {
-    let popped = RefCell::new(Vec::with_capacity(claimed.len()));
-    let share = claimed.len().div_ceil(tasks).max(1);
+    let share = claimed
+        .len()
+        .div_ceil(tasks_for(claimed.len(), tasks))
+        .max(1);
+    let mut parts = Vec::new();
+    while claimed.len() > share {
+        parts.push(claimed.split_off(claimed.len() - share));
+    }
+    if !claimed.is_empty() {
+        parts.push(claimed);
+    }
+    let popped = RefCell::new(Vec::new());
     coop.run_local(|s| {
-        for part in claimed.chunks(share) {
+        for part in parts {
             let (queue, popped) = (queue, &popped);
             s.spawn(async move {
-                let got = queue.push_all_then_pop(part.to_vec(), part.len()).await;
-                popped.borrow_mut().extend(got);
+                let n = part.len();
+                let got = queue.push_all_then_pop(part, n).await;
+                let mut popped = popped.borrow_mut();
+                if popped.is_empty() {
+                    *popped = got;
+                } else {
+                    popped.extend(got);
+                }
             });
         }
     });
@@ -174,5 +204,75 @@ pub(super) fn sum_stats(ctx: &Ctx, s: Stats) -> Stats {
     Stats {
         ops: v[0],
         messages: v[1],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{VALUES_PER_TASK, tasks_for, through_queue};
+    use rhizome::World;
+    use rhizome::coop::Coop;
+    use rhizome_collections::fc::{GlobalQueue, Mode};
+
+    /// A task per block of [`VALUES_PER_TASK`] values, at least one, at most as asked.
+    #[test]
+    fn tasks_follow_the_frontier_size() {
+        assert_eq!(tasks_for(0, 1024), 1);
+        assert_eq!(tasks_for(VALUES_PER_TASK, 1024), 1);
+        assert_eq!(tasks_for(VALUES_PER_TASK + 1, 1024), 2);
+        assert_eq!(tasks_for(66 * VALUES_PER_TASK + 1, 1024), 67);
+        assert_eq!(tasks_for(usize::MAX / 2, 1024), 1024);
+        assert_eq!(tasks_for(10 * VALUES_PER_TASK, 3), 3);
+        assert_eq!(tasks_for(10, 0), 1);
+    }
+
+    /// In both modes, on 2 PEs, levels of 0, 1, one task's and (combining) several
+    /// tasks' worth of values: each PE pops back exactly the values it pushed (with
+    /// combining; without, the PEs' pops together take every value pushed once; its
+    /// levels stay small, as each of its operations takes the queue's lock).
+    #[test]
+    fn each_level_comes_back_through_the_queue() {
+        for mode in [Mode::Distributed, Mode::None] {
+            let sizes = match mode {
+                Mode::Distributed => vec![0, 1, VALUES_PER_TASK, 2 * VALUES_PER_TASK + 7],
+                _ => vec![0, 1, 100],
+            };
+            let runs = World::builder()
+                .pes(2)
+                .run(|ctx| {
+                    let coop = Coop::new(ctx);
+                    let queue = GlobalQueue::<u64>::with_capacity(&coop, mode, usize::MAX);
+                    ctx.barrier();
+                    let me = ctx.my_pe() as u64;
+                    let mut levels = Vec::new();
+                    for (k, &n) in sizes.iter().enumerate() {
+                        let pushed: Vec<u64> = (0..n as u64)
+                            .map(|i| me << 40 | (k as u64) << 32 | i)
+                            .collect();
+                        let mut got = through_queue(&coop, &queue, pushed.clone(), 3);
+                        // The level is over on every PE before the next begins.
+                        ctx.allreduce(0u64, |a, b| a + b);
+                        got.sort_unstable();
+                        levels.push((pushed, got));
+                    }
+                    levels
+                })
+                .unwrap();
+            for k in 0..sizes.len() {
+                let mut pushed: Vec<u64> = runs.iter().flat_map(|r| r[k].0.clone()).collect();
+                let mut popped: Vec<u64> = runs.iter().flat_map(|r| r[k].1.clone()).collect();
+                pushed.sort_unstable();
+                popped.sort_unstable();
+                assert_eq!(
+                    popped, pushed,
+                    "{mode:?}, level {k}: values lost or repeated"
+                );
+                if mode == Mode::Distributed {
+                    for r in &runs {
+                        assert_eq!(r[k].1, r[k].0, "level {k}: a PE got others' values");
+                    }
+                }
+            }
+        }
     }
 }

@@ -2,8 +2,9 @@
 //! frontier queue's `push_all_then_pop` (what a level of the combining BFS pays besides
 //! its step), against rounds of the runtime's collectives and of a conveyor exchange with
 //! nothing to send (what the tuned BFS pays). A round of one value per PE shows the fixed
-//! latency; rounds of [`BIG`] values per PE, by one task or split over [`TASKS`] tasks as
-//! the BFS splits its frontier, show what grows with the frontier.
+//! latency; rounds of [`BIG`] values per PE, by one task or split as the BFS splits its
+//! frontier (a task per 4096 values, up to [`TASKS`]: 5 tasks), show what grows with the
+//! frontier.
 //!
 //! Each figure is microseconds per round, the slowest PE's, median of `repeat` runs of
 //! `rounds` rounds. Every round's result is checked (each PE pops exactly the values it
@@ -19,7 +20,8 @@ use std::time::Instant;
 
 /// Values each PE moves through the queue per round in the large rounds.
 pub const BIG: u64 = 20_000;
-/// Tasks the large split rounds use (the graph kernels' default task count).
+/// Tasks the large split rounds may use (the graph kernels' default task count; the
+/// frontier's size decides how many it does use).
 pub const TASKS: usize = super::DEFAULT_TASKS;
 
 /// One measured figure.
@@ -111,7 +113,7 @@ pub fn level_costs(
         &mut |k| queue_round(k, BIG, 1),
     )?;
     measure(
-        "queue push_all_then_pop, 20000 values, 1024 tasks",
+        "queue push_all_then_pop, 20000 values, split by size",
         big_rounds,
         &mut |k| queue_round(k, BIG, TASKS),
     )?;
