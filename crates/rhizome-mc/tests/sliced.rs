@@ -13,13 +13,13 @@ mod models;
 use answer::{Answer, WITH_DEADLOCKS, answer};
 use models::required_models_dir;
 use num_bigint::BigUint;
-use rhizome::World;
+use rhizome::{Ctx, World};
 use rhizome_bdd::{Config, Manager};
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::read_model;
 use rhizome_mc::reach::{
     DEFAULT_SAT_SPLIT_NODES, DEFAULT_SPLIT_NODES, ReachOptions, SliceOptions, SlicedError,
-    StoredCheck, Strategy, reach, reach_sliced,
+    SlicedOutcome, StoredCheck, Strategy, reach, reach_sliced,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -95,25 +95,9 @@ fn sliced_on(
         .pes(pes)
         .workers(1)
         .run(|ctx| {
-            let config = Config {
-                workers: 1,
-                initial_nodes: 1 << 16,
-                ..Config::default()
-            };
             let mut out = Vec::new();
             for file in files {
-                let mut m = Manager::with_pool(config.clone(), Arc::clone(ctx.pool()));
-                let model = load(&mut m, &dir, file);
-                let o = reach_sliced(
-                    ctx,
-                    &mut m,
-                    &model,
-                    strategy,
-                    &WITH_DEADLOCKS,
-                    &slicing,
-                    &mut |_, _| {},
-                )
-                .unwrap_or_else(|e| panic!("{file} on {pes} PEs: {e}"));
+                let o = explore_sliced(ctx, &dir, file, strategy, &slicing);
                 let sum: BigUint = o.slices.slice_states.iter().sum();
                 if let Some(r) = o.report {
                     out.push((answer(&r), sum, o.slices.split_vars.len()));
@@ -123,6 +107,34 @@ fn sliced_on(
         })
         .expect("the world runs");
     results.swap_remove(0)
+}
+
+/// `file` explored by this PE's part of a sliced run of `strategy` (a one-PE manager of
+/// one worker with a small table to start with); a failure is a panic naming the file.
+fn explore_sliced(
+    ctx: &Ctx,
+    dir: &Path,
+    file: &str,
+    strategy: Strategy,
+    slicing: &SliceOptions,
+) -> SlicedOutcome {
+    let config = Config {
+        workers: 1,
+        initial_nodes: 1 << 16,
+        ..Config::default()
+    };
+    let mut m = Manager::with_pool(config, Arc::clone(ctx.pool()));
+    let model = load(&mut m, dir, file);
+    reach_sliced(
+        ctx,
+        &mut m,
+        &model,
+        strategy,
+        &WITH_DEADLOCKS,
+        slicing,
+        &mut |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{file} on {} PEs: {e}", ctx.num_pes()))
 }
 
 /// Files of the three formats, with and without deadlocks, split early and late: seconds
@@ -232,18 +244,8 @@ fn sliced_sat_splits_at_its_own_default_threshold() {
             .pes(2)
             .workers(1)
             .run(|ctx| {
-                let mut m = Manager::with_pool(Config::default(), Arc::clone(ctx.pool()));
-                let model = load(&mut m, &dir, file);
-                let o = reach_sliced(
-                    ctx,
-                    &mut m,
-                    &model,
-                    Strategy::Sat,
-                    &WITH_DEADLOCKS,
-                    &SliceOptions { split_nodes },
-                    &mut |_, _| {},
-                )
-                .unwrap_or_else(|e| panic!("{file}: {e}"));
+                let slicing = SliceOptions { split_nodes };
+                let o = explore_sliced(ctx, &dir, file, Strategy::Sat, &slicing);
                 (o.report.map(|r| answer(&r)), o.slices.split_level)
             })
             .expect("the world runs");
