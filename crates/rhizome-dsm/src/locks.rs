@@ -39,6 +39,15 @@
 //! [`LOCAL_TURNS`] local hand-offs pass over a waiting PE's request; the next release
 //! grants it the token (and this PE's threads still waiting ask again), so no PE starves.
 //!
+//! **A token crossing a barrier.** A token asked for ahead may be granted by a PE that
+//! has passed a barrier to a PE that has not finished it yet (it is in the barrier: the
+//! granter could not pass it without its arrival). The grant carries the notices the
+//! requester lacks *since that barrier*, counting on the barrier for the ones before, so
+//! the receiver keeps such a grant (it names the barriers its sender had finished) until
+//! its own barrier is done: served earlier, the notices would start beyond what it knows,
+//! and the barrier's end, which clears the logs, would drop them before they were passed
+//! on.
+//!
 //! A thread that knows which locks it takes next may ask for their tokens ahead
 //! ([`crate::DsmLock::prefetch`]): the PE asks the managers for the tokens not here and
 //! not asked for yet, and the thread goes on at once. A token that arrives with no thread
@@ -375,13 +384,14 @@ impl Protocol {
         self.wait_for_diffs(ctx, Some(to as usize));
         let notices = self.notices_for(to as usize, vt);
         let mut pe = self.pe.borrow_mut();
+        let epoch = pe.barriers_done;
         let st = pe.lock_states.get_mut(&lock).expect("granted lock");
         st.token = false;
         let ask = !st.waiters.is_empty();
         st.requested = ask;
         pe.stats.messages += 1;
         drop(pe);
-        ctx.send(to as usize, self.wire.grant, &(lock, notices));
+        ctx.send(to as usize, self.wire.grant, &(lock, epoch, notices));
         if ask {
             self.ask_manager(ctx, lock);
         }

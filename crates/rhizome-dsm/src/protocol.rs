@@ -73,6 +73,9 @@ pub(crate) struct Pe {
     pub(crate) forwards: VecDeque<(u32, u32, Vec<u32>)>,
     /// Tokens received and not yet served: `(lock, packed notices)`.
     pub(crate) grants: VecDeque<(u32, Vec<u32>)>,
+    /// Tokens sent by a PE that had passed a barrier this PE has not finished yet: served
+    /// once it has (see `locks`, "A token crossing a barrier").
+    pub(crate) early_grants: Vec<(u32, Vec<u32>)>,
     /// Slots waiting in the barrier.
     pub(crate) arrivals: Vec<usize>,
     /// Barriers completed, and the other PEs' arrivals received: `(barrier, pe, log)`.
@@ -109,6 +112,7 @@ impl Pe {
             tails: HashMap::new(),
             forwards: VecDeque::new(),
             grants: VecDeque::new(),
+            early_grants: Vec::new(),
             arrivals: Vec::new(),
             barriers_done: 0,
             barrier_logs: Vec::new(),
@@ -149,7 +153,8 @@ impl Pe {
         (0..self.pes)
             .filter(|&q| self.vt[q] > vt[q])
             .map(|q| {
-                // A requester behind the last barrier knows what the barrier told.
+                // A requester behind the last barrier knows what the barrier told (it
+                // serves this grant only once it has finished that barrier too).
                 let from = vt[q].max(self.bases[q]);
                 let skip = (from - self.bases[q]) as usize;
                 (q as u32, from, &self.logs[q][skip..])
@@ -408,6 +413,11 @@ impl Protocol {
         self.two_way_update(ctx, &dirty);
         let mut pe = self.pe.borrow_mut();
         let skip = known.saturating_sub(from) as usize;
+        // Holds because a grant is served only once this PE has finished every barrier
+        // its sender had finished (`early_grants`): then `from`, the requester's entry or
+        // the sender's base at its last barrier (every PE's entry there), is known here.
+        // A token prefetched before a barrier and granted by a PE already past it would
+        // otherwise arrive with the next epoch's notices at a PE still in it.
         assert!(
             from <= known,
             "write notices of PE {q} from {from}, known to {known}"

@@ -262,6 +262,10 @@ impl Protocol {
             pe.barriers_done += 1;
             pe.in_barrier = false;
             pe.stats.barriers += 1;
+            // Tokens from PEs that passed this barrier first (never more than one ahead:
+            // a PE cannot pass the next one before this PE's arrival at it).
+            let early = std::mem::take(&mut pe.early_grants);
+            pe.grants.extend(early);
             std::mem::take(&mut pe.arrivals)
         };
         for s in arrivals {

@@ -111,8 +111,9 @@ pub(crate) struct Wire {
     pub(crate) request: Request,
     /// From a lock's manager to the last PE that asked: the next one wants it.
     pub(crate) forward: Request,
-    /// From the lock's last holder: `(lock, packed write notices)`, the token.
-    pub(crate) grant: Am<(u32, Vec<u32>)>,
+    /// From the lock's last holder: `(lock, barriers it had finished, packed write
+    /// notices)`, the token.
+    pub(crate) grant: Am<(u32, u32, Vec<u32>)>,
     /// To every other PE: `(barrier, pe, its log since the last barrier)`, the log as
     /// `OneSided::ship_notices` passes it (packed, or its place in the bins).
     pub(crate) arrive: Am<(u32, u32, Vec<u32>)>,
@@ -174,8 +175,14 @@ impl Wire {
             }
         });
         let st = pe.clone();
-        let grant = ctx.register(move |_ctx, g: (u32, Vec<u32>)| {
-            st.borrow_mut().grants.push_back(g);
+        let grant = ctx.register(move |_ctx, (lock, epoch, notices): (u32, u32, Vec<u32>)| {
+            let mut pe = st.borrow_mut();
+            // Its notices start past a barrier this PE is still in: they wait for it.
+            if epoch > pe.barriers_done {
+                pe.early_grants.push((lock, notices));
+            } else {
+                pe.grants.push_back((lock, notices));
+            }
         });
         let st = pe.clone();
         let arrive = ctx.register(move |_ctx, a: (u32, u32, Vec<u32>)| {

@@ -11,7 +11,10 @@ mod readahead;
 
 use fairness::a_waiting_pe_gets_a_lock_a_busy_pe_keeps_asking_for;
 use notices::notices_applied_while_a_thread_writes_lose_no_update;
-use prefetch::{prefetch_of_tokens_here_asks_nothing, prefetched_locks_lose_no_update};
+use prefetch::{
+    a_token_granted_across_a_barrier_carries_the_next_epoch, prefetch_of_tokens_here_asks_nothing,
+    prefetched_locks_lose_no_update,
+};
 use readahead::{
     a_page_in_flight_never_comes_back_older_than_a_notice, a_run_of_pages_is_fetched_in_few_faults,
 };
@@ -70,6 +73,7 @@ suite!(
     a_page_in_flight_never_comes_back_older_than_a_notice,
     a_waiting_pe_gets_a_lock_a_busy_pe_keeps_asking_for,
     notices_applied_while_a_thread_writes_lose_no_update,
+    a_token_granted_across_a_barrier_carries_the_next_epoch,
 );
 
 fn config(m: Mode) -> DsmConfig {

@@ -52,6 +52,10 @@ pub(super) fn notices_applied_while_a_thread_writes_lose_no_update(ctx: &Ctx, m:
                 for p in (0..PAGES).rev() {
                     words.set(p * per_page + 1 + id, w);
                 }
+                // Leaves the core to a thread that waits for it, if any (on oversubscribed
+                // cores, the holders and the service threads that pass the lock round):
+                // the writes race the notices only where a core is free for them anyway.
+                std::thread::yield_now();
             }
             for p in 0..PAGES {
                 words.set(p * per_page + 1 + id, LAST);

@@ -99,3 +99,49 @@ pub(super) fn prefetch_of_tokens_here_asks_nothing(ctx: &Ctx, m: Mode) {
         "PE {me} asked for tokens it had"
     );
 }
+
+/// Lock `CROSSING` is held by global thread 0 across a barrier while the other PEs ask
+/// for its token ahead (their requests reach the holder before the barrier, with their
+/// vector timestamps of then); the holder writes in the phase before the barrier and
+/// releases right after it, so the token leaves a PE that has passed the barrier for PEs
+/// that may not have finished it yet, carrying write notices of the epoch after it.
+/// Every holder of the token must still see the last holder's write under it (the
+/// notices are neither refused nor dropped when the receiver's barrier ends), and every
+/// thread the holder's write before the barrier.
+pub(super) fn a_token_granted_across_a_barrier_carries_the_next_epoch(ctx: &Ctx, m: Mode) {
+    const CROSSING: u32 = 300;
+    let d = dsm(ctx, m);
+    // Homed at the holder's PE: the others' copies must be invalidated by the notices.
+    let before = d.alloc_with::<u64>(1, Homes::Pe(0)).unwrap();
+    let under = d.alloc_with::<u64>(1, Homes::Pe(0)).unwrap();
+    let lock = DsmLock::new(CROSSING);
+    let rounds = 200u64;
+    d.run(ctx, |t| {
+        let holder = t.global_id() == 0;
+        let asker = t.pe() != 0 && t.thread() == 0;
+        for r in 1..=rounds {
+            if holder {
+                lock.acquire(t);
+            }
+            t.barrier();
+            if holder {
+                before.set(0, r);
+            }
+            if asker {
+                DsmLock::prefetch(t, CROSSING..CROSSING + 1);
+            }
+            t.barrier();
+            assert_eq!(before.get(0), r, "the write before the barrier, round {r}");
+            if holder {
+                under.set(0, r);
+                lock.release(t).unwrap();
+            }
+            if asker {
+                lock.acquire(t);
+                assert_eq!(under.get(0), r, "the write under the lock, round {r}");
+                lock.release(t).unwrap();
+            }
+            t.barrier();
+        }
+    });
+}
