@@ -15,6 +15,7 @@ mod image;
 mod progress;
 mod sat_half;
 mod saturation;
+mod slice_exchange;
 mod sliced;
 mod sliced_sat;
 mod split;

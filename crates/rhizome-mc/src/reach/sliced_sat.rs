@@ -7,8 +7,8 @@
 //! this from its relation) restricted to its transitions that keep the split variables:
 //! those keep a state in its slice. The *crossing* groups, whole, are then applied once
 //! to the states the round added since their images were last taken; the image is cut by
-//! slice and exchanged in one all-to-all (`sliced::exchange`), each rank ORs what falls
-//! in its slice into its set, and one allgather of counts (`sliced::agree`) says whether
+//! slice and exchanged in one all-to-all (`slice_exchange::exchange`), each rank ORs what falls
+//! in its slice into its set, and one allgather of counts (`slice_exchange::agree`) says whether
 //! any rank found a state it had not: then every rank saturates again (the results of
 //! earlier rounds are found in the operation cache: every round uses the same cache key
 //! space), else the union of the slices is the least fixpoint under every group, one
@@ -19,7 +19,8 @@
 use super::image::par_image;
 use super::progress::Run;
 use super::saturation::saturate_set;
-use super::sliced::{LevelError, Sliced, agree, exchange};
+use super::slice_exchange::{agree, exchange};
+use super::sliced::{LevelError, Sliced};
 use super::split_writers::Writers;
 use crate::model::{Group, Model};
 use num_bigint::BigUint;
