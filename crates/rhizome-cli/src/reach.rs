@@ -117,6 +117,14 @@ pub struct ReachArgs {
     /// where they run, else table. Ignored on one PE.
     #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
     split: sliced::SplitMode,
+    /// With sliced states on N PEs: the split variables, most significant first (log2(N)
+    /// of them, comma-separated BDD variable numbers of state variables, as the summary's
+    /// `slices` line names them), instead of the ones a rule picks from the states
+    /// visited before the split. The variable can change the work several times over
+    /// (collision.5 `sat` on 2 PEs: 1.1 s with 4, 2.0 s with the rule's 12);
+    /// `scripts/split-scan.sh` times every candidate. Ignored on one PE.
+    #[arg(long, value_delimiter = ',', value_name = "VARS")]
+    split_vars: Option<Vec<u32>>,
     #[command(flatten)]
     runtime: RuntimeOpts,
 }
@@ -360,7 +368,7 @@ fn explore<S: NodeStore, C: OpCache>(
     let outcome = peaks.explore(|| match sliced {
         None => Ok(reach(m, model, args.strategy, &opts, &mut progress).map(|r| (r, None))),
         Some(ctx) => {
-            let slicing = sliced::slice_options();
+            let slicing = sliced::slice_options(args);
             match reach_sliced(ctx, m, model, args.strategy, &opts, &slicing, &mut progress) {
                 Ok(SlicedOutcome {
                     report: Some(r),

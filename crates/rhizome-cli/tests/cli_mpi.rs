@@ -333,6 +333,56 @@ fn reach_with_sliced_states_on_2_and_4_ranks_gives_the_answers_of_one() {
     }
 }
 
+/// `--split-vars` under mpirun: the given variable splits the states with one rank's
+/// answers, and one that cannot ends every rank with one line from rank 0.
+#[test]
+fn reach_with_given_split_variables_on_2_ranks() {
+    let args = [
+        "--builtin",
+        "philosophers:24",
+        "-s",
+        "sat",
+        "-w",
+        "1",
+        "--memory",
+        "64M",
+    ];
+    let one = reach_report(1, &args);
+    let given = [
+        &["reach"],
+        &args[..],
+        &["--split-vars", "40", "--json", "-"],
+    ]
+    .concat();
+    let o = mpirun_with(2, &["RHIZOME_SPLIT_NODES=0"], &given);
+    assert_eq!(o.code, Some(0), "{}", o.context());
+    let many: Value =
+        serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}\n{}", o.context()));
+    for key in ["states", "levels", "nodes"] {
+        assert_eq!(many[key], one[key], "{key}");
+    }
+    assert_eq!(
+        many["slices"]["split_vars"],
+        serde_json::json!([40]),
+        "{many}"
+    );
+    assert_eq!(many["slices"]["split_vars_given"], true, "{many}");
+    let bad = [&["reach"], &args[..], &["--split-vars", "41"]].concat();
+    let o = mpirun_any(&bad);
+    assert_ne!(o.code, Some(0), "{}", o.context());
+    let errors: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("rhizome: error:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", o.context());
+    assert!(
+        errors[0].contains("--split-vars: 41 is not a state variable"),
+        "{}",
+        o.context()
+    );
+}
+
 #[test]
 fn a_rank_killed_mid_run_ends_every_rank() {
     // Rank 1 (holding half of the node table, or a slice of the states) is killed while

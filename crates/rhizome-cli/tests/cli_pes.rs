@@ -169,6 +169,65 @@ fn what_slices_cannot_run_is_one_clear_error() {
     // `auto` falls back to the spread table where slices cannot run.
     let o = success(run(&["--pes", "3", "-s", "bfs"]));
     assert!(o.stdout.contains("node table over 3 PEs"), "{}", o.stdout);
+    // Split variables that cannot split these PEs' states.
+    clean_error(
+        &run(&["--pes", "2", "--split-vars", "3"]),
+        &["--split-vars", "3 is not a state variable", "0, 2, 4"],
+    );
+    clean_error(
+        &run(&["--pes", "4", "--split-vars", "0"]),
+        &["--split-vars", "4 PEs are split by 2 variables, not 1"],
+    );
+    clean_error(
+        &run(&["--pes", "2", "--split", "table", "--split-vars", "0"]),
+        &["--split-vars", "--split table has no split variables"],
+    );
+    clean_error(
+        &run(&["--pes", "3", "--split-vars", "0"]),
+        &["--split-vars", "not sliced", "power of two"],
+    );
+}
+
+/// `--split-vars`: the given variable slices the states (the summary and the JSON say
+/// so), with one PE's answers.
+#[test]
+fn given_split_variables_slice_the_states() {
+    let base = [
+        "reach",
+        "--builtin",
+        "philosophers:24",
+        "-w",
+        "1",
+        "--memory",
+        "64M",
+    ];
+    let one = success(rhizome(&[&base[..], &["--json", "-"]].concat()));
+    let one: Value = serde_json::from_str(&one.stdout).expect("one JSON report");
+    for (pes, vars) in [("2", "6"), ("2", "40"), ("4", "40,6")] {
+        let args = ["--pes", pes, "--split-vars", vars];
+        let env = [("RHIZOME_SPLIT_NODES", "0")];
+        let j = success(rhizome_env(
+            &[&base[..], &args, &["--json", "-"]].concat(),
+            &env,
+        ));
+        let j: Value = serde_json::from_str(&j.stdout).expect("one JSON report");
+        for key in ["states", "levels", "nodes"] {
+            assert_eq!(j[key], one[key], "{key} split by {vars}");
+        }
+        let want: Vec<Value> = vars
+            .split(',')
+            .map(|v| v.parse::<u32>().unwrap().into())
+            .collect();
+        assert_eq!(j["slices"]["split_vars"], Value::Array(want), "{j}");
+        assert_eq!(j["slices"]["split_vars_given"], true, "{j}");
+        let text = success(rhizome_env(&[&base[..], &args].concat(), &env));
+        assert!(
+            text.stdout
+                .contains(&format!("[{}] of --split-vars", vars.replace(',', ", "))),
+            "{}",
+            text.stdout
+        );
+    }
 }
 
 /// `RHIZOME_MEM_LOG=prefix`: every PE of a sliced run writes `prefix.<pe>`, one line a

@@ -90,6 +90,7 @@ fn sliced_on(
     let dir = required_models_dir();
     let slicing = SliceOptions {
         split_nodes: Some(split_nodes),
+        ..SliceOptions::default()
     };
     let mut results = World::builder()
         .pes(pes)
@@ -244,7 +245,10 @@ fn sliced_sat_splits_at_its_own_default_threshold() {
             .pes(2)
             .workers(1)
             .run(|ctx| {
-                let slicing = SliceOptions { split_nodes };
+                let slicing = SliceOptions {
+                    split_nodes,
+                    ..SliceOptions::default()
+                };
                 let o = explore_sliced(ctx, &dir, file, Strategy::Sat, &slicing);
                 (o.report.map(|r| answer(&r)), o.slices.split_level)
             })
@@ -259,6 +263,128 @@ fn sliced_sat_splits_at_its_own_default_threshold() {
         default < split_after(Some(DEFAULT_SPLIT_NODES)),
         "{default}"
     );
+}
+
+/// PE 0's answers and the split of `file` sliced over `pes` PEs with `slicing`.
+fn split_by(
+    pes: usize,
+    file: &str,
+    strategy: Strategy,
+    slicing: &SliceOptions,
+) -> (Answer, BigUint, Vec<u32>, bool) {
+    let dir = required_models_dir();
+    let mut per_pe = World::builder()
+        .pes(pes)
+        .workers(1)
+        .run(|ctx| {
+            let o = explore_sliced(ctx, &dir, file, strategy, slicing);
+            let sum: BigUint = o.slices.slice_states.iter().sum();
+            let given = o.slices.split_given;
+            (
+                o.report.map(|r| answer(&r)),
+                sum,
+                o.slices.split_vars,
+                given,
+            )
+        })
+        .expect("the world runs");
+    let (report, sum, vars, given) = per_pe.swap_remove(0);
+    (report.expect("PE 0 reports"), sum, vars, given)
+}
+
+/// `--split-vars`: the given variables, not the rule's, slice the states (reported as
+/// given), and the answers are one PE's, on 2 PEs and on 4.
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn given_split_variables_slice_the_states_with_one_pes_answers() {
+    for file in ["ltsmin-2017/bakery.4.bdd", "spin17-beem/at.1.bdd"] {
+        let mut m = Manager::new(1);
+        let vars = load(&mut m, &required_models_dir(), file).state_vars;
+        for strategy in [Strategy::Sat, Strategy::Bfs, Strategy::Chaining] {
+            let want = one_pe(file, strategy);
+            let early = SliceOptions {
+                split_nodes: Some(0),
+                ..SliceOptions::default()
+            };
+            let (_, _, chosen, given) = split_by(2, file, strategy, &early);
+            assert!(!given, "{file}: the rule chose {chosen:?}");
+            // Variables the rule did not choose, from both ends of the state vector.
+            let other = |from_end: bool| {
+                let mut it: Box<dyn Iterator<Item = &u32>> = match from_end {
+                    true => Box::new(vars.iter().rev()),
+                    false => Box::new(vars.iter()),
+                };
+                *it.find(|v| !chosen.contains(v)).expect("another variable")
+            };
+            for pick in [
+                vec![other(false)],
+                vec![other(true)],
+                vec![other(true), other(false)],
+            ] {
+                let pes = 1 << pick.len();
+                let slicing = SliceOptions {
+                    split_vars: Some(pick.clone()),
+                    ..early.clone()
+                };
+                let (got, sum, split, given) = split_by(pes, file, strategy, &slicing);
+                assert_eq!(
+                    want, got,
+                    "{file}: {strategy} on {pes} PEs split by {pick:?}"
+                );
+                assert_eq!(split, pick, "{file}: {strategy}");
+                assert!(given, "{file}: {strategy}");
+                assert_eq!(sum, got.states, "{file}: the slices add up");
+            }
+        }
+    }
+}
+
+/// Split variables that cannot split the states are refused on every PE alike, before
+/// any exchange: too few or too many, not a state variable, one given twice.
+#[test]
+fn unusable_split_variables_are_refused_on_every_pe() {
+    for (pes, vars, says) in [
+        (2, vec![0, 2], "2 PEs are split by 1 variable, not 2"),
+        (4, vec![0], "4 PEs are split by 2 variables, not 1"),
+        (2, vec![1], "1 is not a state variable of the model"),
+        (2, vec![1 << 20], "is not a state variable"),
+        (4, vec![2, 2], "variable 2 given twice"),
+    ] {
+        let refused = World::builder()
+            .pes(pes)
+            .workers(1)
+            .run(|ctx| {
+                let mut m = Manager::with_pool(Config::default(), Arc::clone(ctx.pool()));
+                let model = rhizome_mc::builtin::build(&mut m, "philosophers:4").unwrap();
+                let slicing = SliceOptions {
+                    split_vars: Some(vars.clone()),
+                    ..SliceOptions::default()
+                };
+                let r = reach_sliced(
+                    ctx,
+                    &mut m,
+                    &model,
+                    Strategy::Sat,
+                    &ReachOptions::default(),
+                    &slicing,
+                    &mut |_, _| {},
+                );
+                match r {
+                    Err(SlicedError::Unsupported(why)) => why,
+                    other => panic!("{vars:?} on {pes} PEs: {other:?}"),
+                }
+            })
+            .expect("the world runs");
+        assert!(refused.iter().all(|w| w == &refused[0]), "{refused:?}");
+        assert!(
+            refused[0].starts_with("--split-vars: ") && refused[0].contains(says),
+            "{vars:?}: {}",
+            refused[0]
+        );
+    }
 }
 
 #[test]

@@ -62,6 +62,16 @@ pub(super) fn slices_states(args: &ReachArgs, pes: usize) -> anyhow::Result<bool
         ..ReachOptions::default()
     };
     let why = sliced_unsupported(pes, &opts);
+    if args.split_vars.is_some() {
+        let table = match (args.split, &why) {
+            (SplitMode::Table, _) => Some("--split table has no split variables".to_string()),
+            (SplitMode::Auto, Some(why)) => Some(format!("the states are not sliced here: {why}")),
+            _ => None,
+        };
+        if let Some(table) = table {
+            bail!("--split-vars: {table}");
+        }
+    }
     match (args.split, why) {
         (SplitMode::Table, _) => Ok(false),
         (SplitMode::Auto, why) => Ok(why.is_none()),
@@ -75,10 +85,12 @@ pub(super) fn slices_states(args: &ReachArgs, pes: usize) -> anyhow::Result<bool
 /// The split threshold: `RHIZOME_SPLIT_NODES` (a tuning knob for experiments and tests,
 /// not an option), else the strategy's default
 /// ([`DEFAULT_SPLIT_NODES`](rhizome_mc::reach::DEFAULT_SPLIT_NODES),
-/// [`DEFAULT_SAT_SPLIT_NODES`](rhizome_mc::reach::DEFAULT_SAT_SPLIT_NODES) for `sat`).
-pub(super) fn slice_options() -> SliceOptions {
+/// [`DEFAULT_SAT_SPLIT_NODES`](rhizome_mc::reach::DEFAULT_SAT_SPLIT_NODES) for `sat`);
+/// the split variables of `--split-vars`, if given.
+pub(super) fn slice_options(args: &ReachArgs) -> SliceOptions {
     SliceOptions {
         split_nodes: super::tuning_knob("RHIZOME_SPLIT_NODES"),
+        split_vars: args.split_vars.clone(),
     }
 }
 
@@ -102,7 +114,7 @@ pub(super) fn follow<S: NodeStore, C: OpCache>(
         &model,
         args.strategy,
         &opts,
-        &slice_options(),
+        &slice_options(args),
         &mut |m, p| mem_log.level(m, p),
     ) {
         // An exchange that went wrong is this PE's to tell; running out of nodes, PE 0
@@ -125,10 +137,15 @@ pub(super) fn slices_line(s: &SliceInfo) -> String {
         .collect();
     let sent: u64 = s.bytes_sent.iter().sum();
     format!(
-        "{} (per PE; split after level {level} by variable{} {:?}; {} sent)",
+        "{} (per PE; split after level {level} by variable{} {:?}{}; {} sent)",
         each.join(", "),
         if s.split_vars.len() == 1 { "" } else { "s" },
         s.split_vars,
+        if s.split_given {
+            " of --split-vars"
+        } else {
+            ""
+        },
         human_bytes(sent)
     )
 }
@@ -137,6 +154,7 @@ pub(super) fn slices_line(s: &SliceInfo) -> String {
 pub(super) fn slices_json(s: &SliceInfo) -> serde_json::Value {
     json!({
         "split_vars": s.split_vars,
+        "split_vars_given": s.split_given,
         "split_level": s.split_level,
         "states_per_pe": s.slice_states.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
         "nodes_per_pe": s.slice_nodes,

@@ -35,7 +35,7 @@ use super::bfs::{image_source, successors};
 use super::chaining::sweep;
 use super::progress::{Progress, Run};
 use super::slice_exchange::{agree, exchange};
-use super::split::{Split, choose_split};
+use super::split::{Split, choose_split, given_split};
 use super::split_writers::{Writers, choose_split_by_writers};
 use super::{Incomplete, ReachOptions, ReachReport, Strategy, conclude};
 use crate::model::Model;
@@ -61,6 +61,13 @@ pub struct SliceOptions {
     /// (0: at once, from the initial states); `None`: [`DEFAULT_SAT_SPLIT_NODES`] for
     /// `sat`, [`DEFAULT_SPLIT_NODES`] for the others.
     pub split_nodes: Option<usize>,
+    /// The split variables, most significant first, instead of the rule's choice: BDD
+    /// variable numbers of state variables, log2(ranks) of them, as
+    /// [`SliceInfo::split_vars`] reports them (`None`: the rule of `split.rs`, or of
+    /// `split_writers.rs` for `sat` and `chaining`, chooses). On collision.5 `sat` over 2
+    /// ranks the variable decides the total work: 1.1 s with variable 4, 2.0 s with the
+    /// rule's 12, over 20 s with some (`rhizome reach --split-vars`).
+    pub split_vars: Option<Vec<u32>>,
 }
 
 impl SliceOptions {
@@ -85,6 +92,9 @@ pub struct SliceInfo {
     pub slice_states: Vec<BigUint>,
     /// Nodes of each rank's set of states at the end.
     pub slice_nodes: Vec<usize>,
+    /// Whether the split variables were given ([`SliceOptions::split_vars`]) rather than
+    /// chosen.
+    pub split_given: bool,
     /// Bytes of encoded states each rank sent to the others, over all levels.
     pub bytes_sent: Vec<u64>,
 }
@@ -151,6 +161,45 @@ pub fn sliced_unsupported(ranks: usize, opts: &ReachOptions) -> Option<String> {
     None
 }
 
+/// Why `vars` cannot split the states of `model` over `ranks` ranks (a power of two), if
+/// they cannot: they must be `log2(ranks)` distinct state variables of the model.
+fn split_vars_unusable(model: &Model, ranks: usize, vars: &[u32]) -> Option<String> {
+    let k = ranks.trailing_zeros() as usize;
+    if vars.len() != k {
+        return Some(format!(
+            "--split-vars: {ranks} PEs are split by {k} variable{}, not {}",
+            if k == 1 { "" } else { "s" },
+            vars.len()
+        ));
+    }
+    if let Some(v) = vars.iter().find(|v| !model.state_vars.contains(v)) {
+        let sv = &model.state_vars;
+        let shown: Vec<String> = match sv.len() {
+            0..=5 => sv.iter().map(|v| v.to_string()).collect(),
+            n => [sv[0], sv[1], sv[2]]
+                .iter()
+                .map(|v| v.to_string())
+                .chain(["...".into(), sv[n - 1].to_string()])
+                .collect(),
+        };
+        let range = format!("its {} state variables: {}", sv.len(), shown.join(", "));
+        return Some(format!(
+            "--split-vars: {v} is not a state variable of the model ({range})"
+        ));
+    }
+    if let Some((i, v)) = vars
+        .iter()
+        .enumerate()
+        .find(|(i, v)| vars[..*i].contains(v))
+    {
+        return Some(format!(
+            "--split-vars: variable {v} given twice (position {})",
+            i + 1
+        ));
+    }
+    None
+}
+
 /// Explores `model` on the ranks of `ctx`, each rank with its own manager `m` (on which
 /// the model is loaded alike), the states sliced over the ranks as the module describes.
 /// Collective: every rank calls it with the same arguments. `progress` gets every level's
@@ -166,6 +215,11 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
 ) -> Result<SlicedOutcome, SlicedError> {
     let ranks = ctx.num_pes();
     if let Some(why) = sliced_unsupported(ranks, opts) {
+        return Err(SlicedError::Unsupported(why));
+    }
+    if let Some(why) =
+        (slicing.split_vars.as_deref()).and_then(|v| split_vars_unusable(model, ranks, v))
+    {
         return Err(SlicedError::Unsupported(why));
     }
     // As on one PE: `sat` and `par` need the one-operation image of interleaved
@@ -188,6 +242,7 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
         front: m.root(model.initial),
         split: None,
         split_level: None,
+        split_given: false,
         writers: None,
         bytes_sent: 0,
     };
@@ -195,7 +250,8 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
     let explored = loop {
         if state.split.is_none() && ranks > 1 && m.node_count(run.visited.get()) >= split_nodes {
             // The same set on every rank, the same deterministic rule: the same split.
-            if let Err(e) = state.take_slice(ctx, m, model, strategy, &mut run) {
+            let given = slicing.split_vars.as_deref();
+            if let Err(e) = state.take_slice(ctx, m, model, strategy, given, &mut run) {
                 break Err(LevelError::Bdd(e));
             }
         }
@@ -243,6 +299,8 @@ pub(super) struct Sliced {
     /// The split, once taken.
     pub(super) split: Option<Split>,
     split_level: Option<usize>,
+    /// The split variables were given, not chosen.
+    split_given: bool,
     /// Which groups write which variables, read once at the split (`sat`, `chaining`).
     pub(super) writers: Option<Writers>,
     /// Bytes of encoded states sent to other ranks so far.
@@ -251,27 +309,30 @@ pub(super) struct Sliced {
 
 impl Sliced {
     /// Chooses the split from the visited set (for `sat` and `chaining` by the groups
-    /// that write the split variables) and keeps this rank's slice of it and of the
-    /// frontier.
+    /// that write the split variables), or takes the `given` variables (checked by the
+    /// caller), and keeps this rank's slice of the visited set and of the frontier.
     fn take_slice<S: NodeStore, C: OpCache>(
         &mut self,
         ctx: &Ctx,
         m: &mut Manager<S, C>,
         model: &Model,
         strategy: Strategy,
+        given: Option<&[u32]>,
         run: &mut Run<'_, S, C>,
     ) -> Result<(), BddError> {
         let k = ctx.num_pes().trailing_zeros();
-        let split = match strategy {
-            Strategy::Bfs | Strategy::Par => {
-                choose_split(m, &model.state_vars, run.visited.get(), k)?
-            }
-            Strategy::Sat | Strategy::Chaining => {
-                super::timeline::mark(ctx.my_pe(), || "split: writers".into());
-                let writers = self.writers.insert(Writers::of(m, model)?);
-                super::timeline::mark(ctx.my_pe(), || "split: choose".into());
+        if matches!(strategy, Strategy::Sat | Strategy::Chaining) {
+            // Their rounds tell the groups that keep a slice from those that leave it.
+            super::timeline::mark(ctx.my_pe(), || "split: writers".into());
+            self.writers = Some(Writers::of(m, model)?);
+        }
+        super::timeline::mark(ctx.my_pe(), || "split: choose".into());
+        let split = match (given, strategy, &self.writers) {
+            (Some(vars), _, _) => given_split(m, vars, k)?,
+            (None, Strategy::Sat | Strategy::Chaining, Some(writers)) => {
                 choose_split_by_writers(m, model, writers, run.visited.get(), k)?
             }
+            (None, ..) => choose_split(m, &model.state_vars, run.visited.get(), k)?,
         };
         super::timeline::mark(ctx.my_pe(), || format!("split: chosen {:?}", split.vars));
         let mine = split.slices[ctx.my_pe()].get();
@@ -281,6 +342,7 @@ impl Sliced {
         self.front.set(f);
         self.split = Some(split);
         self.split_level = Some(run.levels);
+        self.split_given = given.is_some();
         Ok(())
     }
 }
@@ -349,6 +411,7 @@ fn finish<S: NodeStore, C: OpCache>(
             .map(|s| s.vars.clone())
             .unwrap_or_default(),
         split_level: state.split_level,
+        split_given: state.split_given,
         slice_states: figures
             .iter()
             .map(|f| BigUint::from_bytes_le(&f.0))

@@ -80,6 +80,22 @@ where
     Ok(Split { vars, slices })
 }
 
+/// The `2^k` slices of the split by `vars` (`k` distinct state variables, most
+/// significant first), given rather than chosen.
+pub(super) fn given_split<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    vars: &[u32],
+    k: u32,
+) -> Result<Split, BddError> {
+    let slices = (0..1usize << k)
+        .map(|p| slice_cube(m, vars, k, p))
+        .collect::<Result<Vec<Root>, BddError>>()?;
+    Ok(Split {
+        vars: vars.to_vec(),
+        slices,
+    })
+}
+
 /// Every part of `parts` cut by variable `v`: `P ∧ ¬v`, `P ∧ v` for each, in order.
 fn cut_parts<S: NodeStore, C: OpCache>(
     m: &mut Manager<S, C>,
