@@ -342,6 +342,32 @@ fn given_split_variables_slice_the_states_with_one_pes_answers() {
     }
 }
 
+/// Every PE's refusal of `philosophers:4` sliced over `pes` PEs with `strategy` and
+/// `slicing` (a run that is not refused is a panic).
+fn refusals(pes: usize, strategy: Strategy, slicing: &SliceOptions) -> Vec<String> {
+    World::builder()
+        .pes(pes)
+        .workers(1)
+        .run(|ctx| {
+            let mut m = Manager::with_pool(Config::default(), Arc::clone(ctx.pool()));
+            let model = rhizome_mc::builtin::build(&mut m, "philosophers:4").unwrap();
+            let r = reach_sliced(
+                ctx,
+                &mut m,
+                &model,
+                strategy,
+                &ReachOptions::default(),
+                slicing,
+                &mut |_, _| {},
+            );
+            match r {
+                Err(SlicedError::Unsupported(why)) => why,
+                other => panic!("{strategy} on {pes} PEs, {slicing:?}: {other:?}"),
+            }
+        })
+        .expect("the world runs")
+}
+
 /// Split variables that cannot split the states are refused on every PE alike, before
 /// any exchange: too few or too many, not a state variable, one given twice.
 #[test]
@@ -353,31 +379,12 @@ fn unusable_split_variables_are_refused_on_every_pe() {
         (2, vec![1 << 20], "is not a state variable"),
         (4, vec![2, 2], "variable 2 given twice"),
     ] {
-        let refused = World::builder()
-            .pes(pes)
-            .workers(1)
-            .run(|ctx| {
-                let mut m = Manager::with_pool(Config::default(), Arc::clone(ctx.pool()));
-                let model = rhizome_mc::builtin::build(&mut m, "philosophers:4").unwrap();
-                let slicing = SliceOptions {
-                    split_vars: Some(vars.clone()),
-                    ..SliceOptions::default()
-                };
-                let r = reach_sliced(
-                    ctx,
-                    &mut m,
-                    &model,
-                    Strategy::Sat,
-                    &ReachOptions::default(),
-                    &slicing,
-                    &mut |_, _| {},
-                );
-                match r {
-                    Err(SlicedError::Unsupported(why)) => why,
-                    other => panic!("{vars:?} on {pes} PEs: {other:?}"),
-                }
-            })
-            .expect("the world runs");
+        let slicing = SliceOptions {
+            split_vars: Some(vars.clone()),
+            ..SliceOptions::default()
+        };
+        let refused = refusals(pes, Strategy::Sat, &slicing);
+        assert_eq!(refused.len(), pes);
         assert!(refused.iter().all(|w| w == &refused[0]), "{refused:?}");
         assert!(
             refused[0].starts_with("--split-vars: ") && refused[0].contains(says),
@@ -394,27 +401,7 @@ fn what_cannot_run_sliced_is_refused_on_every_pe() {
         (3, Strategy::Chaining),
         (6, Strategy::Sat),
     ] {
-        let refused = World::builder()
-            .pes(pes)
-            .workers(1)
-            .run(|ctx| {
-                let mut m = Manager::with_pool(Config::default(), Arc::clone(ctx.pool()));
-                let model = rhizome_mc::builtin::build(&mut m, "philosophers:4").unwrap();
-                let r = reach_sliced(
-                    ctx,
-                    &mut m,
-                    &model,
-                    strategy,
-                    &ReachOptions::default(),
-                    &SliceOptions::default(),
-                    &mut |_, _| {},
-                );
-                match r {
-                    Err(SlicedError::Unsupported(why)) => why,
-                    other => panic!("{strategy} on {pes} PEs: {other:?}"),
-                }
-            })
-            .expect("the world runs");
+        let refused = refusals(pes, strategy, &SliceOptions::default());
         assert_eq!(refused.len(), pes);
         assert!(refused.iter().all(|w| w == &refused[0]), "{refused:?}");
     }
