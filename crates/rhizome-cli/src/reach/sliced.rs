@@ -63,13 +63,13 @@ pub(super) fn slices_states(args: &ReachArgs, pes: usize) -> anyhow::Result<bool
     };
     let why = sliced_unsupported(pes, &opts);
     if args.split_vars.is_some() {
-        let table = match (args.split, &why) {
+        let unsliced = match (args.split, &why) {
             (SplitMode::Table, _) => Some("--split table has no split variables".to_string()),
             (SplitMode::Auto, Some(why)) => Some(format!("the states are not sliced here: {why}")),
             _ => None,
         };
-        if let Some(table) = table {
-            bail!("--split-vars: {table}");
+        if let Some(unsliced) = unsliced {
+            bail!("--split-vars: {unsliced}");
         }
     }
     match (args.split, why) {

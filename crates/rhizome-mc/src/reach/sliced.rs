@@ -218,7 +218,7 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
         return Err(SlicedError::Unsupported(why));
     }
     if let Some(why) =
-        (slicing.split_vars.as_deref()).and_then(|v| split_vars_unusable(model, ranks, v))
+        (slicing.split_vars.as_deref()).and_then(|vars| split_vars_unusable(model, ranks, vars))
     {
         return Err(SlicedError::Unsupported(why));
     }
@@ -242,7 +242,6 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
         front: m.root(model.initial),
         split: None,
         split_level: None,
-        split_given: false,
         writers: None,
         bytes_sent: 0,
     };
@@ -299,8 +298,6 @@ pub(super) struct Sliced {
     /// The split, once taken.
     pub(super) split: Option<Split>,
     split_level: Option<usize>,
-    /// The split variables were given, not chosen.
-    split_given: bool,
     /// Which groups write which variables, read once at the split (`sat`, `chaining`).
     pub(super) writers: Option<Writers>,
     /// Bytes of encoded states sent to other ranks so far.
@@ -327,12 +324,12 @@ impl Sliced {
             self.writers = Some(Writers::of(m, model)?);
         }
         super::timeline::mark(ctx.my_pe(), || "split: choose".into());
-        let split = match (given, strategy, &self.writers) {
-            (Some(vars), _, _) => given_split(m, vars, k)?,
-            (None, Strategy::Sat | Strategy::Chaining, Some(writers)) => {
+        let split = match (given, &self.writers) {
+            (Some(vars), _) => given_split(m, vars, k)?,
+            (None, Some(writers)) => {
                 choose_split_by_writers(m, model, writers, run.visited.get(), k)?
             }
-            (None, ..) => choose_split(m, &model.state_vars, run.visited.get(), k)?,
+            (None, None) => choose_split(m, &model.state_vars, run.visited.get(), k)?,
         };
         super::timeline::mark(ctx.my_pe(), || format!("split: chosen {:?}", split.vars));
         let mine = split.slices[ctx.my_pe()].get();
@@ -342,7 +339,6 @@ impl Sliced {
         self.front.set(f);
         self.split = Some(split);
         self.split_level = Some(run.levels);
-        self.split_given = given.is_some();
         Ok(())
     }
 }
@@ -411,7 +407,7 @@ fn finish<S: NodeStore, C: OpCache>(
             .map(|s| s.vars.clone())
             .unwrap_or_default(),
         split_level: state.split_level,
-        split_given: state.split_given,
+        split_given: state.split.as_ref().is_some_and(|s| s.given),
         slice_states: figures
             .iter()
             .map(|f| BigUint::from_bytes_le(&f.0))

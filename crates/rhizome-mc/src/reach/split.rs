@@ -17,6 +17,28 @@ pub(super) struct Split {
     pub(super) vars: Vec<u32>,
     /// Rank `p`'s slice: the cube of the split variables' literals that spell `p`.
     pub(super) slices: Vec<Root>,
+    /// The variables were given (`--split-vars`), not chosen.
+    pub(super) given: bool,
+}
+
+impl Split {
+    /// The split of `2^k` ranks by `vars`. With fewer variables than `k` (a model of
+    /// fewer state bits), the ranks whose missing bits are 1 get empty slices.
+    fn by<S: NodeStore, C: OpCache>(
+        m: &mut Manager<S, C>,
+        vars: Vec<u32>,
+        k: u32,
+        given: bool,
+    ) -> Result<Split, BddError> {
+        let slices = (0..1usize << k)
+            .map(|p| slice_cube(m, &vars, k, p))
+            .collect::<Result<Vec<Root>, BddError>>()?;
+        Ok(Split {
+            vars,
+            slices,
+            given,
+        })
+    }
 }
 
 /// Chooses `k` variables among `candidates` to cut `set` (rooted by the caller) by the
@@ -72,12 +94,7 @@ where
         vars.push(v);
         parts = cut;
     }
-    // Fewer variables than asked (a model of fewer state bits than k): the ranks whose
-    // missing bits are 1 get empty slices.
-    let slices = (0..1usize << k)
-        .map(|p| slice_cube(m, &vars, k, p))
-        .collect::<Result<Vec<Root>, BddError>>()?;
-    Ok(Split { vars, slices })
+    Split::by(m, vars, k, false)
 }
 
 /// The `2^k` slices of the split by `vars` (`k` distinct state variables, most
@@ -87,13 +104,7 @@ pub(super) fn given_split<S: NodeStore, C: OpCache>(
     vars: &[u32],
     k: u32,
 ) -> Result<Split, BddError> {
-    let slices = (0..1usize << k)
-        .map(|p| slice_cube(m, vars, k, p))
-        .collect::<Result<Vec<Root>, BddError>>()?;
-    Ok(Split {
-        vars: vars.to_vec(),
-        slices,
-    })
+    Split::by(m, vars.to_vec(), k, true)
 }
 
 /// Every part of `parts` cut by variable `v`: `P ∧ ¬v`, `P ∧ v` for each, in order.
