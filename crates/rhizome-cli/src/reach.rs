@@ -111,7 +111,7 @@ pub struct ReachArgs {
     /// On several PEs (--pes, mpirun): how the work is divided. `states`: the reachable
     /// states are sliced over the PEs by the values of log2(N) split variables, each PE
     /// explores its slice with a one-PE BDD manager of its own and sends the states it
-    /// finds in other slices to their owners once a level (sat: once a round of
+    /// finds in other slices to their owners once a level (sat: between the rounds of
     /// saturating its slice; N a power of two, without --count-nodes). `table`: one node
     /// table spread over the PEs, PE 0 driving any strategy. `auto` (the default): states
     /// where they run, else table. Ignored on one PE.
@@ -133,7 +133,7 @@ pub struct ReachArgs {
 pub const REACH_AFTER_HELP: &str = "\
 --pes N (or mpirun -np N, one PE per rank): with --split states (the default on a power of
 two of PEs) every PE explores its slice of the states with its own node table and --workers
-threads, the slices exchanged once a level (sat: once a round); with --split table (the
+threads, the slices exchanged once a level (sat: as the saturation finds them); with --split table (the
 default otherwise) the BDD node table is spread over N processing elements, each holding a partition
 of --memory (default 192M, 8M nodes, per PE on several PEs), and PE 0 runs the exploration.
 PE 0 prints the one report. The answers are those of one PE.

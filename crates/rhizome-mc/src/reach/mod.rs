@@ -16,6 +16,7 @@ mod progress;
 mod sat_half;
 mod saturation;
 mod slice_exchange;
+mod slice_mail;
 mod sliced;
 mod sliced_sat;
 mod split;

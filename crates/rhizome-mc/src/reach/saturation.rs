@@ -28,8 +28,8 @@ pub(super) fn saturate<S: NodeStore, C: OpCache>(
 
 /// The least fixpoint of `set` (rooted by the caller) under `groups`, as [`saturate`]
 /// computes it; `op` is the cache key space of the results, so that a later call with
-/// the same groups and the same `op` reuses what this one cached (the sliced saturation
-/// saturates its slice again every round, `sliced_sat.rs`). The result is not rooted.
+/// the same groups and the same `op` reuses what this one cached. The result is not
+/// rooted.
 pub(super) fn saturate_set<S: NodeStore, C: OpCache>(
     m: &mut Manager<S, C>,
     groups: &[&Group],
@@ -37,30 +37,106 @@ pub(super) fn saturate_set<S: NodeStore, C: OpCache>(
     watch: Option<&Watch>,
     op: u64,
 ) -> Result<Bdd, BddError> {
-    let mut order: Vec<&Group> = groups.to_vec();
-    order.sort_by_key(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX));
-    let tops: Vec<u32> = order
-        .iter()
-        .map(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX))
-        .collect();
-    if let Some(w) = watch {
-        w.sat_groups.store(order.len(), Ordering::Relaxed);
+    SatOrder::new(groups, op).saturate(m, set, 0, watch)
+}
+
+/// Groups in the order saturation applies them (by top variable), with the cache key
+/// space of its results: one order serves many saturations whose results share the
+/// cache, and a saturation may stop at a lower group ([`SatOrder::saturate`] from `k`)
+/// and go on later from the same cached results (the sliced saturation sends the states
+/// it has found so far between such steps, `sliced_sat.rs`).
+pub(super) struct SatOrder<'g> {
+    order: Vec<&'g Group>,
+    tops: Vec<u32>,
+    plan: Arc<PlanData>,
+}
+
+impl<'g> SatOrder<'g> {
+    /// `groups` in saturation order, their results cached under `op`.
+    pub(super) fn new(groups: &[&'g Group], op: u64) -> SatOrder<'g> {
+        let mut order: Vec<&Group> = groups.to_vec();
+        order.sort_by_key(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX));
+        let tops: Vec<u32> = order
+            .iter()
+            .map(|g| g.cur_vars.iter().min().copied().unwrap_or(u32::MAX))
+            .collect();
+        let plan = Arc::new(PlanData::new(&order, &tops, op));
+        SatOrder { order, tops, plan }
     }
-    let plan = SatPlan {
-        plan: Arc::new(PlanData::new(&order, &tops, op)),
-        watch,
-    };
-    match m.run(&[set], |c| plan.saturate(c, set, 0)) {
-        Ok(r) => Ok(r),
-        Err(_) => {
-            let mut sat = Saturation {
-                order,
-                tops,
-                memo: HashMap::new(),
-                collections: m.stats().collections,
-                watch,
-            };
-            sat.saturate(m, set, 0)
+
+    /// The number of groups.
+    pub(super) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The number of groups from the `k`-th on that share its top variable: those that a
+    /// saturation from `k` chains in each round of its fixpoint.
+    pub(super) fn level_len(&self, k: usize) -> usize {
+        self.tops[k..]
+            .iter()
+            .take_while(|&&t| t == self.tops[k])
+            .count()
+    }
+
+    /// Whether a saturation of `set` from the `k`-th group splits `set` at its top
+    /// variable first (that variable lies above every group from `k` on).
+    pub(super) fn branches<S: NodeStore, C: OpCache>(
+        &self,
+        m: &Manager<S, C>,
+        set: Bdd,
+        k: usize,
+    ) -> bool {
+        matches!(m.node(set), Some((v, _, _)) if v < self.tops[k])
+    }
+
+    /// `set` (rooted by the caller) with the images of the groups of the `k`-th one's
+    /// level added, each group seeing what the ones before it added: one round of that
+    /// level's fixpoint, after the saturation below it. Not rooted.
+    pub(super) fn chain_level<S: NodeStore, C: OpCache>(
+        &self,
+        m: &mut Manager<S, C>,
+        set: Bdd,
+        k: usize,
+    ) -> Result<Bdd, BddError> {
+        let groups = &self.plan.groups[k..k + self.level_len(k)];
+        m.run(&[set], |c| {
+            groups.iter().fold(set, |r, &(relation, vars)| {
+                let img = c.relnext(r, relation, vars);
+                c.or(r, img)
+            })
+        })
+    }
+
+    /// The least fixpoint of `set` (rooted by the caller) under the groups from the
+    /// `k`-th on, first as one parallel operation (the branches of the set saturate on
+    /// different workers); if even the largest table cannot hold its intermediate nodes,
+    /// step by step with collections in between. Not rooted.
+    pub(super) fn saturate<S: NodeStore, C: OpCache>(
+        &self,
+        m: &mut Manager<S, C>,
+        set: Bdd,
+        k: usize,
+        watch: Option<&Watch>,
+    ) -> Result<Bdd, BddError> {
+        if let Some(w) = watch {
+            w.sat_groups.store(self.order.len(), Ordering::Relaxed);
+        }
+        let plan = SatPlan {
+            plan: self.plan.clone(),
+            watch,
+        };
+        match m.run(&[set], |c| plan.saturate(c, set, k)) {
+            Ok(r) => Ok(r),
+            Err(_) => {
+                let mut sat = Saturation {
+                    order: self.order.clone(),
+                    tops: self.tops.clone(),
+                    memo: HashMap::new(),
+                    collections: m.stats().collections,
+                    watch,
+                };
+                sat.saturate(m, set, k)
+            }
         }
     }
 }

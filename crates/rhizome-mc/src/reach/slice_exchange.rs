@@ -2,8 +2,8 @@
 //! which every rank sends every other the states it found in that rank's slice (encoded
 //! BDDs, or a failure marker), and the allgather of counts in which the ranks [`agree`] on
 //! the level's outcome, so that every rank stops at the same level with the same error.
-//! Sliced `bfs`, `par` and `chaining` (`sliced.rs`) and sliced saturation
-//! (`sliced_sat.rs`) call both.
+//! Sliced `bfs`, `par` and `chaining` (`sliced.rs`) call both; sliced saturation
+//! (`sliced_sat.rs`) mails its states (`slice_mail.rs`) and agrees once, at its end.
 
 use super::sliced::{LevelError, Sliced};
 use super::split::Split;

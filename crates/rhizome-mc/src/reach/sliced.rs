@@ -27,8 +27,9 @@
 //! slice with every group (the states it reaches in other slices ride along) and sends
 //! what it found in other slices to their owners. A sweep distributes over union, so the
 //! union of the ranks' sweeps is one PE's sweep, and the levels are one PE's. `sat`
-//! sweeps the same way until the split, then saturates each slice in rounds
-//! (`sliced_sat.rs`); both choose their split variables by the groups that write them
+//! sweeps the same way until the split, then each rank saturates its slice and mails the
+//! states it finds in other slices to their owners as it finds them (`sliced_sat.rs`,
+//! `slice_mail.rs`); both choose their split variables by the groups that write them
 //! (`split_writers.rs`).
 
 use super::bfs::{image_source, successors};

@@ -4,11 +4,11 @@
 //! A group that never changes a split variable keeps every state in its slice, so a
 //! rank saturates its slice under those groups alone, with no message; only the groups
 //! that write a split variable (the *crossing* groups) move states between slices, and
-//! each of them costs the rounds of exchanges that `sliced_sat.rs` runs. Whether a group
+//! each of them costs the exchanges of states that `sliced_sat.rs` makes. Whether a group
 //! writes a variable is read from its relation exactly: `R ∧ (x ≠ x')` is empty when
 //! every transition keeps `x`. Saturation applies the groups of the highest top
-//! variables in its outermost fixpoint, once a round, as the rounds of the sliced
-//! saturation apply the crossing groups, and the groups of lower tops deep inside its
+//! variables in its outermost fixpoint, once a round, as the sliced saturation applies
+//! the crossing groups between its rounds, and the groups of lower tops deep inside its
 //! recursion, on every branch: a slice that lacks such a group's slice-changing steps
 //! needs a round for each of them (collision.5 split on a bit that one deep group flips at
 //! every step: 4 rounds in 50 s and not done, against 5 s in all for a bit written only
