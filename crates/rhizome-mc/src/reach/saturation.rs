@@ -72,10 +72,7 @@ impl<'g> SatOrder<'g> {
     /// The number of groups from the `k`-th on that share its top variable: those that a
     /// saturation from `k` chains in each round of its fixpoint.
     pub(super) fn level_len(&self, k: usize) -> usize {
-        self.tops[k..]
-            .iter()
-            .take_while(|&&t| t == self.tops[k])
-            .count()
+        level_len(&self.tops, k)
     }
 
     /// Whether a saturation of `set` from the `k`-th group splits `set` at its top
@@ -99,12 +96,7 @@ impl<'g> SatOrder<'g> {
         k: usize,
     ) -> Result<Bdd, BddError> {
         let groups = &self.plan.groups[k..k + self.level_len(k)];
-        m.run(&[set], |c| {
-            groups.iter().fold(set, |r, &(relation, vars)| {
-                let img = c.relnext(r, relation, vars);
-                c.or(r, img)
-            })
-        })
+        m.run(&[set], |c| chain(c, groups, set))
     }
 
     /// The least fixpoint of `set` (rooted by the caller) under the groups from the
@@ -176,19 +168,13 @@ impl SatPlan<'_> {
                 c.make(v, l, h)
             }
             _ => {
-                let count = plan.tops[k..]
-                    .iter()
-                    .take_while(|&&t| t == plan.tops[k])
-                    .count();
+                let count = level_len(&plan.tops, k);
                 let mut r = set;
                 loop {
                     note_round(self.watch, k);
                     let prev = r;
                     r = self.saturate(c, r, k + count);
-                    for &(relation, vars) in &plan.groups[k..k + count] {
-                        let img = c.relnext(r, relation, vars);
-                        r = c.or(r, img);
-                    }
+                    r = chain(c, &plan.groups[k..k + count], r);
                     if c.aborted() {
                         return set;
                     }
@@ -254,10 +240,7 @@ impl Saturation<'_> {
             _ => {
                 // Every group starting at this level is chained once per round; the
                 // groups below are saturated first (as Sylvan's bddmc does).
-                let count = self.tops[k..]
-                    .iter()
-                    .take_while(|&&t| t == self.tops[k])
-                    .count();
+                let count = level_len(&self.tops, k);
                 let mut r = m.root(set);
                 loop {
                     note_round(self.watch, k);
@@ -286,6 +269,22 @@ impl Saturation<'_> {
         self.memo.insert((set, k), r);
         Ok(r)
     }
+}
+
+/// The number of groups from the `k`-th on whose top variable (`tops`, ascending) is the
+/// `k`-th's: the groups of one level, chained in each round of its fixpoint.
+fn level_len(tops: &[u32], k: usize) -> usize {
+    tops[k..].iter().take_while(|&&t| t == tops[k]).count()
+}
+
+/// `set` with the images of `groups` (`(relation, vars)` each) added one after another,
+/// each seeing what the ones before it added: one round of a level's fixpoint.
+#[inline]
+fn chain<S: NodeStore, C: OpCache>(c: &OpCtx<'_, S, C>, groups: &[(Bdd, Bdd)], set: Bdd) -> Bdd {
+    groups.iter().fold(set, |r, &(relation, vars)| {
+        let img = c.relnext(r, relation, vars);
+        c.or(r, img)
+    })
 }
 
 /// Tells the watch that the fixpoint of group `k` begins a round.

@@ -10,7 +10,7 @@ use super::split::Split;
 use crate::model::Model;
 use num_bigint::BigUint;
 use rhizome::Ctx;
-use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache};
+use rhizome_bdd::{Bdd, BddError, CodecError, Manager, NodeStore, OpCache};
 
 /// The states of this rank's slice among `found` (this rank's states, or its failure) and
 /// among those the other ranks found, after one all-to-all exchange in which every rank
@@ -67,17 +67,27 @@ pub(super) fn exchange<S: NodeStore, C: OpCache>(
         let Some((0, encoded)) = bytes.split_first() else {
             return Err(LevelError::Peer);
         };
-        let got = m.decode(encoded)?;
-        let [part] = got[..] else {
-            return Err(LevelError::Corrupt(format!(
-                "rank {q} sent {} BDDs, not one",
-                got.len()
-            )));
-        };
-        let u = m.or(own.get(), part)?;
+        let u = or_decoded(m, own.get(), encoded)?;
         own.set(u);
     }
     Ok(own.get())
+}
+
+/// `set` (rooted by the caller) or the states that `bytes` encode, one BDD, as one rank
+/// sends another (not rooted).
+pub(super) fn or_decoded<S: NodeStore, C: OpCache>(
+    m: &mut Manager<S, C>,
+    set: Bdd,
+    bytes: &[u8],
+) -> Result<Bdd, CodecError> {
+    let got = m.decode(bytes)?;
+    let [part] = got[..] else {
+        return Err(CodecError::Corrupt(format!(
+            "{} BDDs where one set of states was sent",
+            got.len()
+        )));
+    };
+    Ok(m.or(set, part)?)
 }
 
 /// Every rank's outcome of the level, agreed by one exchange of counts: this rank's new

@@ -35,7 +35,7 @@
 use super::bfs::{image_source, successors};
 use super::chaining::sweep;
 use super::progress::{Progress, Run};
-use super::slice_exchange::{agree, exchange};
+use super::slice_exchange::{agree, exchange, or_decoded};
 use super::split::{Split, choose_split, given_split};
 use super::split_writers::{Writers, choose_split_by_writers};
 use super::{Incomplete, ReachOptions, ReachReport, Strategy, conclude};
@@ -320,7 +320,7 @@ impl Sliced {
     ) -> Result<(), BddError> {
         let k = ctx.num_pes().trailing_zeros();
         if matches!(strategy, Strategy::Sat | Strategy::Chaining) {
-            // Their rounds tell the groups that keep a slice from those that leave it.
+            // Their slices keep to the groups that leave the split variables alone.
             super::timeline::mark(ctx.my_pe(), || "split: writers".into());
             self.writers = Some(Writers::of(m, model)?);
         }
@@ -469,14 +469,7 @@ fn union_into<S: NodeStore, C: OpCache>(
     parts: &[Vec<u8>],
 ) -> Result<(), CodecError> {
     for bytes in parts {
-        let got = m.decode(bytes)?;
-        let [part] = got[..] else {
-            return Err(CodecError::Corrupt(format!(
-                "{} BDDs for one slice",
-                got.len()
-            )));
-        };
-        let u = m.or(run.visited.get(), part)?;
+        let u = or_decoded(m, run.visited.get(), bytes)?;
         run.visited.set(u);
     }
     Ok(())

@@ -28,7 +28,7 @@
 use super::image::par_image;
 use super::progress::{Run, Watch};
 use super::saturation::{SatOrder, saturate_set};
-use super::slice_exchange::agree;
+use super::slice_exchange::{agree, or_decoded};
 use super::slice_mail::{Mail, Woken};
 use super::sliced::{LevelError, Sliced};
 use super::split::Split;
@@ -132,14 +132,7 @@ impl Slice<'_> {
         let mut dirty = run.visited.get() != Bdd::FALSE;
         loop {
             for bytes in self.mail.take_states(self.ctx) {
-                let got = m.decode(&bytes)?;
-                let [part] = got[..] else {
-                    return Err(LevelError::Corrupt(format!(
-                        "{} BDDs in one message of states",
-                        got.len()
-                    )));
-                };
-                let u = m.or(run.visited.get(), part)?;
+                let u = or_decoded(m, run.visited.get(), &bytes)?;
                 dirty |= u != run.visited.get();
                 run.visited.set(u);
             }
@@ -235,9 +228,9 @@ impl Slice<'_> {
         m: &mut Manager<S, C>,
         visited: Bdd,
     ) -> Result<Bdd, LevelError> {
+        // The slice's set only grows: `visited` holds every state applied before.
         let fresh = m.diff(visited, self.applied.get())?;
-        let applied = m.or(self.applied.get(), visited)?;
-        self.applied.set(applied);
+        self.applied.set(visited);
         if fresh == Bdd::FALSE || self.crossing.is_empty() {
             return Ok(Bdd::FALSE);
         }
