@@ -49,50 +49,69 @@ pub(super) fn choose_split<S: NodeStore, C: OpCache>(
     set: Bdd,
     k: u32,
 ) -> Result<Split, BddError> {
-    choose_split_by(m, candidates, set, k, |_, sizes| {
-        let largest = sizes.iter().copied().max().unwrap_or(0);
-        (largest, sizes.iter().sum::<usize>())
-    })
+    choose_split_by(
+        m,
+        candidates,
+        set,
+        k,
+        |_, sizes| {
+            let largest = sizes.iter().copied().max().unwrap_or(0);
+            ((), (largest, sizes.iter().sum::<usize>()))
+        },
+        |_, _, _, _| Ok(true),
+    )
 }
 
 /// Chooses `k` variables among `candidates` to cut `set` (rooted by the caller),
-/// greedily: each time the candidate of the least `key(variables, part sizes)` (the
-/// variables chosen with the candidate last, the node counts of the parts they cut the
-/// set into; ties: the earlier candidate), and builds the `2^k` slices.
-pub(super) fn choose_split_by<S, C, K>(
+/// greedily, and builds the `2^k` slices. Each time, `key(variables, part sizes)` (the
+/// variables chosen with the candidate last, and the node counts of the parts they cut
+/// the set into) ranks the candidates, a tier first; in that order, the first candidate
+/// of the best tier that `fits(manager, tier, variables, parts)` (the parts in slice
+/// order) is taken, or the best candidate if none fits. Ties: the earlier candidate.
+/// `fits` is separate from `key` because it may cost images, paid only for the
+/// candidates that the cheap key ranks first.
+pub(super) fn choose_split_by<S, C, T, K>(
     m: &mut Manager<S, C>,
     candidates: &[u32],
     set: Bdd,
     k: u32,
-    key: impl Fn(&[u32], &[usize]) -> K,
+    key: impl Fn(&[u32], &[usize]) -> (T, K),
+    mut fits: impl FnMut(&mut Manager<S, C>, &T, &[u32], &[Root]) -> Result<bool, BddError>,
 ) -> Result<Split, BddError>
 where
     S: NodeStore,
     C: OpCache,
+    T: Ord,
     K: Ord,
 {
     let mut vars: Vec<u32> = Vec::new();
     let mut parts: Vec<Root> = vec![m.root(set)];
     for _ in 0..k {
-        // (key, candidate, the cut parts)
-        let mut best: Option<(K, u32, Vec<Root>)> = None;
-        for &v in candidates {
+        let mut ranked: Vec<((T, K), usize, u32)> = Vec::new();
+        for (i, &v) in candidates.iter().enumerate() {
             if vars.contains(&v) {
                 continue;
             }
             let cut = cut_parts(m, &parts, v)?;
             let sizes: Vec<usize> = cut.iter().map(|r| m.node_count(r.get())).collect();
             let with_v: Vec<u32> = vars.iter().copied().chain([v]).collect();
-            let this = key(&with_v, &sizes);
-            if best.as_ref().is_none_or(|(b, _, _)| this < *b) {
-                best = Some((this, v, cut));
-            }
+            ranked.push((key(&with_v, &sizes), i, v));
         }
-        let Some((_, v, cut)) = best else {
+        ranked.sort();
+        let Some(((best_tier, _), _, best)) = ranked.first() else {
             break; // fewer candidates than split bits: the model is tiny
         };
-        vars.push(v);
-        parts = cut;
+        let mut chosen = *best;
+        for ((tier, _), _, v) in ranked.iter().take_while(|((t, _), _, _)| t == best_tier) {
+            let cut = cut_parts(m, &parts, *v)?;
+            let with_v: Vec<u32> = vars.iter().copied().chain([*v]).collect();
+            if fits(m, tier, &with_v, &cut)? {
+                chosen = *v;
+                break;
+            }
+        }
+        parts = cut_parts(m, &parts, chosen)?;
+        vars.push(chosen);
     }
     Split::by(m, vars, k, false)
 }
@@ -127,7 +146,7 @@ fn cut_parts<S: NodeStore, C: OpCache>(
 /// Rank `p`'s slice: the split variables set to the bits of `p`, the first variable the
 /// most significant of `k` bits. With fewer variables than `k`, ranks whose missing bits
 /// are not 0 get the empty slice.
-fn slice_cube<S: NodeStore, C: OpCache>(
+pub(super) fn slice_cube<S: NodeStore, C: OpCache>(
     m: &mut Manager<S, C>,
     vars: &[u32],
     k: u32,
