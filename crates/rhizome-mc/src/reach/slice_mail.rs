@@ -40,12 +40,10 @@ const FAILED: u8 = 4;
 struct Inbox {
     /// Encoded states received and not yet taken.
     states: Vec<Vec<u8>>,
-    /// State messages sent minus received.
-    count: i64,
-    /// Received a state message since the token last left.
-    black: bool,
-    /// The token, while this rank holds it: (its count, black).
-    token: Option<(i64, bool)>,
+    /// This rank's part of the termination detection.
+    safra: Safra,
+    /// The token, while this rank holds it.
+    token: Option<Token>,
     stop: bool,
     peer_failed: bool,
 }
@@ -82,10 +80,14 @@ impl Mail {
             match kind {
                 STATES => {
                     b.states.push(bytes);
-                    b.count -= 1;
-                    b.black = true;
+                    b.safra.received();
                 }
-                TOKEN_WHITE | TOKEN_BLACK => b.token = Some((q, kind == TOKEN_BLACK)),
+                TOKEN_WHITE | TOKEN_BLACK => {
+                    b.token = Some(Token {
+                        count: q,
+                        black: kind == TOKEN_BLACK,
+                    })
+                }
                 STOP => b.stop = true,
                 _ => b.peer_failed = true,
             }
@@ -102,7 +104,7 @@ impl Mail {
 
     /// Sends `bytes` (encoded states) to rank `to`, now.
     pub(super) fn send_states(&self, ctx: &Ctx, to: usize, bytes: Vec<u8>) {
-        self.inbox.borrow_mut().count += 1;
+        self.inbox.borrow_mut().safra.sent();
         ctx.send(to, self.am, &(STATES, 0, bytes));
         ctx.flush();
     }
@@ -152,9 +154,9 @@ impl Mail {
             }
             let mut sent = false;
             if self.me == 0 {
-                if let Some((q, black)) = b.token.take() {
+                if let Some(token) = b.token.take() {
                     self.probing = false;
-                    if !black && !b.black && q + b.count == 0 {
+                    if b.safra.probe_proves_the_end(token) {
                         b.stop = true;
                         drop(b);
                         for pe in 1..self.pes {
@@ -165,23 +167,16 @@ impl Mail {
                     }
                 }
                 if !self.probing {
-                    // A new probe: rank 0 whitens and sends a white token with count 0.
                     self.probing = true;
-                    b.black = false;
+                    let token = b.safra.start_probe();
                     drop(b);
-                    ctx.send(self.pes - 1, self.am, &(TOKEN_WHITE, 0, Vec::new()));
+                    ctx.send(self.pes - 1, self.am, &token.letter());
                     sent = true;
                 }
-            } else if let Some((q, black)) = b.token.take() {
-                let kind = if black || b.black {
-                    TOKEN_BLACK
-                } else {
-                    TOKEN_WHITE
-                };
-                let q = q + b.count;
-                b.black = false;
+            } else if let Some(token) = b.token.take() {
+                let token = b.safra.pass(token);
                 drop(b);
-                ctx.send(self.me - 1, self.am, &(kind, q, Vec::new()));
+                ctx.send(self.me - 1, self.am, &token.letter());
                 sent = true;
             }
             if sent {
@@ -193,6 +188,69 @@ impl Mail {
                 backoff.snooze();
             }
         }
+    }
+}
+
+/// The token of Safra's algorithm: the sum of the counts of the ranks it has visited in
+/// this probe, and whether one of them was black.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Token {
+    count: i64,
+    black: bool,
+}
+
+impl Token {
+    fn letter(self) -> Letter {
+        let kind = if self.black { TOKEN_BLACK } else { TOKEN_WHITE };
+        (kind, self.count, Vec::new())
+    }
+}
+
+/// One rank's state in Safra's algorithm, apart from the messages that carry it (so that
+/// the tests can drive it through any interleaving).
+#[derive(Debug, Default)]
+struct Safra {
+    /// State messages sent minus received.
+    count: i64,
+    /// Received a state message since the token last left this rank.
+    black: bool,
+}
+
+impl Safra {
+    fn sent(&mut self) {
+        self.count += 1;
+    }
+
+    fn received(&mut self) {
+        self.count -= 1;
+        self.black = true;
+    }
+
+    /// Rank 0, idle, sends a new probe: it whitens, and the token starts white and empty.
+    fn start_probe(&mut self) -> Token {
+        self.black = false;
+        Token {
+            count: 0,
+            black: false,
+        }
+    }
+
+    /// Another rank, idle, passes the token on: its count added, black if the token or
+    /// the rank was; the rank whitens.
+    fn pass(&mut self, token: Token) -> Token {
+        let out = Token {
+            count: token.count + self.count,
+            black: token.black || self.black,
+        };
+        self.black = false;
+        out
+    }
+
+    /// Rank 0, idle, with the token back: whether no rank has work and no message is in
+    /// flight. Rank 0's own colour counts: a message sent by a rank the token had already
+    /// passed and received by rank 0 lowers the sum by one, and can hide one in flight.
+    fn probe_proves_the_end(&self, token: Token) -> bool {
+        !token.black && !self.black && token.count + self.count == 0
     }
 }
 
@@ -269,6 +327,113 @@ mod tests {
                 let want: u64 = (0..seeds).map(|s| expected(40 + s)).sum();
                 let got = chains(pes, seeds);
                 assert_eq!(got.iter().sum::<u64>(), want, "{pes} PEs, {seeds} seeds");
+            }
+        }
+    }
+
+    /// The scripted interleaving that needs rank 0's colour (3 ranks, ring 0, 2, 1, 0):
+    /// rank 2 sends `a` to rank 1 and passes the token (count 1); rank 1, idle, passes it
+    /// on before `a` arrives; rank 2 then sends `b` to rank 0, which gets it before the
+    /// token. The token's sum plus rank 0's count is 0 with `a` still in flight: only rank
+    /// 0's colour keeps the probe from ending.
+    #[test]
+    fn a_message_to_rank_0_behind_the_token_keeps_the_probe_open() {
+        let mut r = [Safra::default(), Safra::default(), Safra::default()];
+        let token = r[0].start_probe();
+        r[2].sent(); // a, to rank 1
+        let token = r[2].pass(token);
+        let token = r[1].pass(token);
+        r[2].sent(); // b, to rank 0
+        r[0].received(); // b
+        assert_eq!(
+            token.count + r[0].count,
+            0,
+            "the counts balance with `a` in flight"
+        );
+        assert!(!r[0].probe_proves_the_end(token), "rank 0 is black: no end");
+        // `a` arrives; rank 1 goes black, and the next probe may not end either.
+        r[1].received();
+        let token = r[0].start_probe();
+        let token = r[2].pass(token);
+        let token = r[1].pass(token);
+        assert!(
+            !r[0].probe_proves_the_end(token),
+            "rank 1 was black: no end"
+        );
+        // Nothing moves any more: the probe after that ends.
+        let token = r[0].start_probe();
+        let token = r[2].pass(token);
+        let token = r[1].pass(token);
+        assert!(r[0].probe_proves_the_end(token));
+    }
+
+    /// Random interleavings of Safra's rules on 2 to 5 ranks (a small deterministic
+    /// generator, 20,000 runs): ranks send messages while they work, messages arrive in
+    /// any order, an idle rank passes the token, and rank 0 probes again until a probe
+    /// proves the end. A probe must never end while a message is in flight or a rank
+    /// works, and one must end once everything is quiet.
+    #[test]
+    fn no_probe_ends_while_a_message_is_in_flight_or_a_rank_works() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            // xorshift64*: enough to shuffle the events of a test.
+            seed ^= seed >> 12;
+            seed ^= seed << 25;
+            seed ^= seed >> 27;
+            (seed.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+        };
+        for run in 0..20_000 {
+            let n = 2 + run % 4;
+            let mut ranks: Vec<Safra> = (0..n).map(|_| Safra::default()).collect();
+            let mut working = vec![false; n];
+            working[0] = true;
+            let mut budget: Vec<u32> = (0..n).map(|_| next(4) as u32).collect();
+            budget[0] += 1;
+            let mut in_flight: Vec<usize> = Vec::new();
+            // Where the token is; `None` at rank 0: no probe under way.
+            let mut token: (usize, Option<Token>) = (0, None);
+            let mut steps = 0;
+            loop {
+                steps += 1;
+                assert!(steps < 10_000, "run {run}: no probe ended");
+                match next(4) {
+                    0 => {
+                        let r = next(n);
+                        if working[r] && budget[r] > 0 {
+                            budget[r] -= 1;
+                            ranks[r].sent();
+                            in_flight.push(next(n));
+                        }
+                    }
+                    1 => {
+                        let r = next(n);
+                        working[r] = false;
+                    }
+                    2 if !in_flight.is_empty() => {
+                        let to = in_flight.swap_remove(next(in_flight.len()));
+                        ranks[to].received();
+                        working[to] = true;
+                    }
+                    _ => {
+                        let (at, held) = token;
+                        if working[at] {
+                            continue;
+                        }
+                        token = match (at, held) {
+                            (0, Some(t)) if ranks[0].probe_proves_the_end(t) => {
+                                assert!(
+                                    in_flight.is_empty() && !working.contains(&true),
+                                    "run {run}: the end while {} messages fly, working {working:?}",
+                                    in_flight.len()
+                                );
+                                break;
+                            }
+                            (0, _) => (n - 1, Some(ranks[0].start_probe())),
+                            (r, Some(t)) => (r - 1, Some(ranks[r].pass(t))),
+                            (_, None) => unreachable!("only rank 0 starts a probe"),
+                        };
+                    }
+                }
             }
         }
     }
