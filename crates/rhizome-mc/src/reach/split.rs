@@ -101,17 +101,21 @@ where
         let Some(((best_tier, _), _, best)) = ranked.first() else {
             break; // fewer candidates than split bits: the model is tiny
         };
-        let mut chosen = *best;
+        let mut chosen: Option<(u32, Vec<Root>)> = None;
         for ((tier, _), _, v) in ranked.iter().take_while(|((t, _), _, _)| t == best_tier) {
             let cut = cut_parts(m, &parts, *v)?;
             let with_v: Vec<u32> = vars.iter().copied().chain([*v]).collect();
             if fits(m, tier, &with_v, &cut)? {
-                chosen = *v;
+                chosen = Some((*v, cut));
                 break;
             }
         }
-        parts = cut_parts(m, &parts, chosen)?;
-        vars.push(chosen);
+        let (v, cut) = match chosen {
+            Some(fitting) => fitting,
+            None => (*best, cut_parts(m, &parts, *best)?),
+        };
+        vars.push(v);
+        parts = cut;
     }
     Split::by(m, vars, k, false)
 }
