@@ -18,8 +18,8 @@ use rhizome_bdd::{Config, Manager};
 use rhizome_mc::model::Model;
 use rhizome_mc::model_file::read_model;
 use rhizome_mc::reach::{
-    DEFAULT_SAT_SPLIT_NODES, DEFAULT_SPLIT_NODES, ReachOptions, SliceOptions, SlicedError,
-    SlicedOutcome, StoredCheck, Strategy, reach, reach_sliced,
+    DEFAULT_SAT_SPLIT_NODES, DEFAULT_SPLIT_NODES, ReachOptions, SliceInfo, SliceOptions,
+    SlicedError, SlicedOutcome, StoredCheck, Strategy, reach, reach_sliced,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -265,31 +265,24 @@ fn sliced_sat_splits_at_its_own_default_threshold() {
     );
 }
 
-/// PE 0's answers and the split of `file` sliced over `pes` PEs with `slicing`.
+/// PE 0's answers and how `file` was sliced over `pes` PEs with `slicing`.
 fn split_by(
     pes: usize,
     file: &str,
     strategy: Strategy,
     slicing: &SliceOptions,
-) -> (Answer, BigUint, Vec<u32>, bool) {
+) -> (Answer, SliceInfo) {
     let dir = required_models_dir();
     let mut per_pe = World::builder()
         .pes(pes)
         .workers(1)
         .run(|ctx| {
             let o = explore_sliced(ctx, &dir, file, strategy, slicing);
-            let sum: BigUint = o.slices.slice_states.iter().sum();
-            let given = o.slices.split_given;
-            (
-                o.report.map(|r| answer(&r)),
-                sum,
-                o.slices.split_vars,
-                given,
-            )
+            (o.report.map(|r| answer(&r)), o.slices)
         })
         .expect("the world runs");
-    let (report, sum, vars, given) = per_pe.swap_remove(0);
-    (report.expect("PE 0 reports"), sum, vars, given)
+    let (report, slices) = per_pe.swap_remove(0);
+    (report.expect("PE 0 reports"), slices)
 }
 
 /// `--split-vars`: the given variables, not the rule's, slice the states (reported as
@@ -309,8 +302,9 @@ fn given_split_variables_slice_the_states_with_one_pes_answers() {
                 split_nodes: Some(0),
                 ..SliceOptions::default()
             };
-            let (_, _, chosen, given) = split_by(2, file, strategy, &early);
-            assert!(!given, "{file}: the rule chose {chosen:?}");
+            let (_, rule) = split_by(2, file, strategy, &early);
+            let chosen = rule.split_vars;
+            assert!(!rule.split_given, "{file}: the rule chose {chosen:?}");
             // Variables the rule did not choose, from both ends of the state vector.
             let other = |from_end: bool| {
                 let mut it: Box<dyn Iterator<Item = &u32>> = match from_end {
@@ -329,7 +323,9 @@ fn given_split_variables_slice_the_states_with_one_pes_answers() {
                     split_vars: Some(pick.clone()),
                     ..early.clone()
                 };
-                let (got, sum, split, given) = split_by(pes, file, strategy, &slicing);
+                let (got, slices) = split_by(pes, file, strategy, &slicing);
+                let sum: BigUint = slices.slice_states.iter().sum();
+                let (split, given) = (slices.split_vars, slices.split_given);
                 assert_eq!(
                     want, got,
                     "{file}: {strategy} on {pes} PEs split by {pick:?}"
@@ -355,27 +351,13 @@ fn given_split_variables_slice_the_states_with_one_pes_answers() {
 fn sat_splits_by_a_variable_few_successors_flip() {
     let file = "spin17-beem/resistance.1.bdd";
     let want = one_pe(file, Strategy::Sat);
-    let dir = required_models_dir();
     let run = |split_vars: Option<Vec<u32>>| {
         let slicing = SliceOptions {
             split_vars,
             ..SliceOptions::default()
         };
-        let per_pe = World::builder()
-            .pes(2)
-            .workers(1)
-            .run(|ctx| {
-                let o = explore_sliced(ctx, &dir, file, Strategy::Sat, &slicing);
-                (o.report.map(|r| answer(&r)), o.slices)
-            })
-            .expect("the world runs");
-        let (report, slices) = per_pe.into_iter().next().expect("PE 0");
-        assert_eq!(
-            report.as_ref(),
-            Some(&want),
-            "{file}: {:?}",
-            slices.split_vars
-        );
+        let (got, slices) = split_by(2, file, Strategy::Sat, &slicing);
+        assert_eq!(got, want, "{file}: {:?}", slices.split_vars);
         (slices.split_vars, slices.bytes_sent.iter().sum::<u64>())
     };
     let (chosen, chosen_bytes) = run(None);

@@ -28,7 +28,7 @@
 
 use super::image::{Way, step_op};
 use super::split::{Split, choose_split_by, slice_cube};
-use crate::model::Model;
+use crate::model::{Group, Model};
 use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, Root};
 
 /// A part counts as balanced if it has at least `1 / BALANCE` of the largest part's nodes.
@@ -168,13 +168,14 @@ fn crossing_states<S: NodeStore, C: OpCache>(
     vars: &[u32],
     parts: &[Root],
 ) -> Result<f64, BddError> {
+    let crossing: Vec<&Group> = (model.groups.iter().enumerate())
+        .filter(|&(gi, _)| writers.crosses(model, vars, gi))
+        .map(|(_, g)| g)
+        .collect();
     let mut n = 0.0;
     for (p, part) in parts.iter().enumerate() {
         let cube = slice_cube(m, vars, vars.len() as u32, p)?;
-        for (gi, g) in model.groups.iter().enumerate() {
-            if !writers.crosses(model, vars, gi) {
-                continue;
-            }
+        for &g in &crossing {
             let i = step_op(m, model, g, part.get(), Way::Forward)?;
             let i = m.root(i);
             let out = m.and(i.get(), !cube.get())?;
