@@ -328,9 +328,9 @@ impl Sliced {
         let split = match (given, &self.writers) {
             (Some(vars), _) => given_split(m, vars, k)?,
             (None, Some(writers)) => {
-                choose_split_by_writers(m, model, writers, run.visited.get(), k)?
+                choose_split_by_writers(ctx, m, model, writers, run.visited.get(), k)?
             }
-            (None, None) => choose_split(m, &model.state_vars, run.visited.get(), k)?,
+            (None, None) => choose_split(ctx, m, &model.state_vars, run.visited.get(), k)?,
         };
         super::timeline::mark(ctx.my_pe(), || format!("split: chosen {:?}", split.vars));
         let mine = split.slices[ctx.my_pe()].get();

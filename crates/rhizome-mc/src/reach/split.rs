@@ -8,7 +8,15 @@
 //! should be a small BDD, so each variable is chosen, greedily, to minimise the largest
 //! node count among the parts it cuts the set into (ties: the smaller total, then the
 //! earlier variable in state-vector order).
+//!
+//! Every rank could rank every candidate itself, but the ranking costs two conjunctions
+//! and two node counts per candidate (0.2 s of schedule_world.3's 2 s on 2 ranks, the
+//! same 0.2 s on every rank), so the ranks [share](shared) it: each ranks every `N`-th
+//! candidate and one allgather gives every rank the whole ranking. Node counts do not
+//! depend on which rank's table holds the nodes, so the choice is the one a single rank
+//! would make.
 
+use rhizome::{Ctx, Message};
 use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, Root};
 
 /// The split of the states over `2^k` ranks.
@@ -42,14 +50,17 @@ impl Split {
 }
 
 /// Chooses `k` variables among `candidates` to cut `set` (rooted by the caller) by the
-/// module's rule, and builds the `2^k` slices.
+/// module's rule, and builds the `2^k` slices. Collective: every rank of `ctx` passes the
+/// same set.
 pub(super) fn choose_split<S: NodeStore, C: OpCache>(
+    ctx: &Ctx,
     m: &mut Manager<S, C>,
     candidates: &[u32],
     set: Bdd,
     k: u32,
 ) -> Result<Split, BddError> {
     choose_split_by(
+        ctx,
         m,
         candidates,
         set,
@@ -69,8 +80,11 @@ pub(super) fn choose_split<S: NodeStore, C: OpCache>(
 /// of the best tier that `fits(manager, tier, variables, parts)` (the parts in slice
 /// order) is taken, or the best candidate if none fits. Ties: the earlier candidate.
 /// `fits` is separate from `key` because it may cost images, paid only for the
-/// candidates that the cheap key ranks first.
+/// candidates that the cheap key ranks first. Collective: the ranks of `ctx` share the
+/// cuts and node counts of the ranking ([`shared`]); `fits` must answer alike on every
+/// rank.
 pub(super) fn choose_split_by<S, C, T, K>(
+    ctx: &Ctx,
     m: &mut Manager<S, C>,
     candidates: &[u32],
     set: Bdd,
@@ -87,16 +101,22 @@ where
     let mut vars: Vec<u32> = Vec::new();
     let mut parts: Vec<Root> = vec![m.root(set)];
     for _ in 0..k {
-        let mut ranked: Vec<((T, K), usize, u32)> = Vec::new();
-        for (i, &v) in candidates.iter().enumerate() {
-            if vars.contains(&v) {
-                continue;
-            }
-            let cut = cut_parts(m, &parts, v)?;
-            let sizes: Vec<usize> = cut.iter().map(|r| m.node_count(r.get())).collect();
-            let with_v: Vec<u32> = vars.iter().copied().chain([v]).collect();
-            ranked.push((key(&with_v, &sizes), i, v));
-        }
+        let open: Vec<(usize, u32)> = (candidates.iter().copied().enumerate())
+            .filter(|(_, v)| !vars.contains(v))
+            .collect();
+        let all_sizes = shared(ctx, open.len(), |j| {
+            let cut = cut_parts(m, &parts, open[j].1)?;
+            Ok(cut
+                .iter()
+                .map(|r| m.node_count(r.get()))
+                .collect::<Vec<usize>>())
+        })?;
+        let mut ranked: Vec<((T, K), usize, u32)> = (open.iter().zip(&all_sizes))
+            .map(|(&(i, v), sizes)| {
+                let with_v: Vec<u32> = vars.iter().copied().chain([v]).collect();
+                (key(&with_v, sizes), i, v)
+            })
+            .collect();
         ranked.sort();
         let Some(((best_tier, _), _, best)) = ranked.first() else {
             break; // fewer candidates than split bits: the model is tiny
@@ -118,6 +138,44 @@ where
         parts = cut;
     }
     Split::by(m, vars, k, false)
+}
+
+/// `[f(0), ..., f(n - 1)]` on every rank of `ctx`, each item computed on one rank: rank
+/// `r` computes the items `i` with `i % N == r` (neighbouring candidates cost alike, so
+/// the shares do too) and one allgather gives every rank all of them. Collective. If
+/// `f` fails on some rank (its table full), every rank returns the first such rank's
+/// error, so that all leave the choice alike.
+pub(super) fn shared<T: Message>(
+    ctx: &Ctx,
+    n: usize,
+    mut f: impl FnMut(usize) -> Result<T, BddError>,
+) -> Result<Vec<T>, BddError> {
+    let (me, ranks) = (ctx.my_pe(), ctx.num_pes());
+    // (items, or none and the error's [live, capacity])
+    let mine: (Option<Vec<T>>, [u64; 2]) = match (me..n)
+        .step_by(ranks)
+        .map(&mut f)
+        .collect::<Result<Vec<T>, _>>()
+    {
+        Ok(items) => (Some(items), [0; 2]),
+        Err(BddError::OutOfNodes { live, capacity }) => (None, [live as u64, capacity as u64]),
+    };
+    let mut out: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    for (r, (items, [live, capacity])) in ctx.allgather(mine).into_iter().enumerate() {
+        let Some(items) = items else {
+            return Err(BddError::OutOfNodes {
+                live: live as usize,
+                capacity: capacity as usize,
+            });
+        };
+        for (j, item) in items.into_iter().enumerate() {
+            out[r + j * ranks] = Some(item);
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|item| item.expect("every item is some rank's share"))
+        .collect())
 }
 
 /// The `2^k` slices of the split by `vars` (`k` distinct state variables, most
@@ -171,4 +229,72 @@ pub(super) fn slice_cube<S: NodeStore, C: OpCache>(
         cube.set(c);
     }
     Ok(cube)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rhizome::World;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn shared_items_are_computed_once_and_reach_every_rank_in_order() {
+        for pes in [1, 2, 3, 4] {
+            for n in [0, 1, 5, 12] {
+                let calls: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+                let got = World::builder()
+                    .pes(pes)
+                    .workers(1)
+                    .run(|ctx| {
+                        shared(ctx, n, |i| {
+                            calls[i].fetch_add(1, Ordering::Relaxed);
+                            Ok(vec![i as u64 * 10, ctx.my_pe() as u64])
+                        })
+                        .unwrap()
+                    })
+                    .unwrap();
+                for (pe, items) in got.iter().enumerate() {
+                    assert_eq!(items.len(), n, "{pes} PEs, PE {pe}");
+                    for (i, item) in items.iter().enumerate() {
+                        // Item i, computed by the rank whose share it is.
+                        assert_eq!(item, &vec![i as u64 * 10, (i % pes) as u64]);
+                    }
+                }
+                for (i, c) in calls.iter().enumerate() {
+                    assert_eq!(c.load(Ordering::Relaxed), 1, "item {i} on {pes} PEs");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_rank_whose_table_fills_makes_every_rank_fail_alike() {
+        let got = World::builder()
+            .pes(3)
+            .workers(1)
+            .run(|ctx| {
+                shared(ctx, 9, |i| match (ctx.my_pe(), i) {
+                    // Ranks 1 and 2 both fail: every rank reports rank 1's error.
+                    (1, 4) => Err(BddError::OutOfNodes {
+                        live: 7,
+                        capacity: 9,
+                    }),
+                    (2, 8) => Err(BddError::OutOfNodes {
+                        live: 1,
+                        capacity: 2,
+                    }),
+                    _ => Ok(i as u64),
+                })
+            })
+            .unwrap();
+        for r in got {
+            assert!(matches!(
+                r,
+                Err(BddError::OutOfNodes {
+                    live: 7,
+                    capacity: 9
+                })
+            ));
+        }
+    }
 }

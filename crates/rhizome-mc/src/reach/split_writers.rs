@@ -27,8 +27,9 @@
 //! bfs's rule decides alone.
 
 use super::image::{Way, step_op};
-use super::split::{Split, choose_split_by, slice_cube};
+use super::split::{Split, choose_split_by, shared, slice_cube};
 use crate::model::{Group, Model};
+use rhizome::Ctx;
 use rhizome_bdd::{Bdd, BddError, Manager, NodeStore, OpCache, Root};
 
 /// A part counts as balanced if it has at least `1 / BALANCE` of the largest part's nodes.
@@ -99,8 +100,9 @@ impl Writers {
 }
 
 /// Chooses `k` split variables of `set` (rooted by the caller) by the module's rule and
-/// builds the `2^k` slices.
+/// builds the `2^k` slices. Collective: every rank of `ctx` passes the same set.
 pub(super) fn choose_split_by_writers<S: NodeStore, C: OpCache>(
+    ctx: &Ctx,
     m: &mut Manager<S, C>,
     model: &Model,
     writers: &Writers,
@@ -109,6 +111,7 @@ pub(super) fn choose_split_by_writers<S: NodeStore, C: OpCache>(
 ) -> Result<Split, BddError> {
     let mut images: Option<f64> = None;
     choose_split_by(
+        ctx,
         m,
         &model.state_vars,
         set,
@@ -130,7 +133,7 @@ pub(super) fn choose_split_by_writers<S: NodeStore, C: OpCache>(
             }
             let all = match images {
                 Some(n) => n,
-                None => *images.insert(image_states(m, model, set)?),
+                None => *images.insert(image_states(ctx, m, model, set)?),
             };
             Ok(crossing_states(m, model, writers, vars, parts)? <= HEAVY_CROSSING * all)
         },
@@ -145,18 +148,20 @@ pub(super) fn choose_split_by_writers<S: NodeStore, C: OpCache>(
 /// docs/measurements.md).
 const HEAVY_CROSSING: f64 = 0.125;
 
-/// The number of successors of `set` under every group (summed over the groups).
+/// The number of successors of `set` under every group (summed over the groups), the
+/// images shared by the ranks of `ctx` ([`shared`]; the sum in group order, so every
+/// rank gets the same figure). Collective.
 fn image_states<S: NodeStore, C: OpCache>(
+    ctx: &Ctx,
     m: &mut Manager<S, C>,
     model: &Model,
     set: Bdd,
 ) -> Result<f64, BddError> {
-    let mut n = 0.0;
-    for g in &model.groups {
-        let i = step_op(m, model, g, set, Way::Forward)?;
-        n += m.satcount_approx(i, &model.state_vars);
-    }
-    Ok(n)
+    let per_group = shared(ctx, model.groups.len(), |g| {
+        let i = step_op(m, model, &model.groups[g], set, Way::Forward)?;
+        Ok(m.satcount_approx(i, &model.state_vars))
+    })?;
+    Ok(per_group.iter().sum())
 }
 
 /// The number of successors of `parts` (the visited set cut by `vars`, in slice order)
