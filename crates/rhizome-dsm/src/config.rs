@@ -61,6 +61,8 @@ pub struct DsmConfig {
     pub(crate) notices: Transfer,
     pub(crate) ring_bytes: usize,
     pub(crate) bin_words: usize,
+    #[cfg(feature = "failpoints")]
+    pub(crate) notice_pause: std::time::Duration,
 }
 
 impl Default for DsmConfig {
@@ -74,11 +76,24 @@ impl Default for DsmConfig {
             notices: Transfer::Message,
             ring_bytes: 1 << 20,
             bin_words: 1 << 20,
+            #[cfg(feature = "failpoints")]
+            notice_pause: std::time::Duration::ZERO,
         }
     }
 }
 
 impl DsmConfig {
+    /// Test hook (feature `failpoints`): applying a grant's write notices pauses this
+    /// long between finding which of the named pages are read-only and closing them.
+    /// Another thread's write fault must not open such a page in between (it would keep
+    /// its old contents while the notice counts as applied); the pause turns a window of
+    /// a few instructions into one that a test hits in every run, if the two steps ever
+    /// stop being one hold of the page table's lock.
+    #[cfg(feature = "failpoints")]
+    pub fn notice_pause(mut self, d: std::time::Duration) -> Self {
+        self.notice_pause = d;
+        self
+    }
     /// Size of the region's address range (reserved, not committed), rounded up to pages.
     pub fn region_bytes(mut self, n: usize) -> Self {
         self.region_bytes = n;

@@ -150,6 +150,10 @@ impl Dsm {
             ctx.num_pes(),
             config.intervals,
         )));
+        #[cfg(feature = "failpoints")]
+        {
+            pe.borrow_mut().notice_pause = config.notice_pause;
+        }
         let wire = wire::Wire::register(ctx, &shared, &pe);
         let ring = config.ring_bytes.max(16 * page);
         let config = config.clone().one_sided_sizes(ring, config.bin_words);

@@ -93,6 +93,9 @@ pub(crate) struct Pe {
     pub(crate) readahead: Readahead,
     /// Page fetches sent and not answered yet.
     pub(crate) inflight: InFlight,
+    /// The test hook [`DsmConfig::notice_pause`](crate::DsmConfig::notice_pause).
+    #[cfg(feature = "failpoints")]
+    pub(crate) notice_pause: std::time::Duration,
 }
 
 impl Pe {
@@ -123,6 +126,8 @@ impl Pe {
             cursors: Cursors::new(pes),
             readahead: Readahead::default(),
             inflight: InFlight::default(),
+            #[cfg(feature = "failpoints")]
+            notice_pause: std::time::Duration::ZERO,
         }
     }
 
@@ -366,6 +371,8 @@ impl Protocol {
         let mut dirty = Vec::new();
         let pages = &self.shared.pages;
         let lazy = self.pe.borrow().intervals == Intervals::Lazy;
+        #[cfg(feature = "failpoints")]
+        let pause = self.pe.borrow().notice_pause;
         {
             // A fetch sent before these notices may bring a page older than their diffs.
             let mut pe = self.pe.borrow_mut();
@@ -389,6 +396,10 @@ impl Protocol {
                     READ => stale.push(p as usize),
                     _ => {}
                 }
+            }
+            #[cfg(feature = "failpoints")]
+            if !pause.is_zero() && !stale.is_empty() {
+                std::thread::sleep(pause);
             }
             for run in stale.chunk_by(|a, b| a + 1 == *b) {
                 self.shared.region.protect(run[0], run.len(), Access::None);
