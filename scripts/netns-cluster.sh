@@ -29,6 +29,11 @@
 # wire's pid and log are /run/netns-cluster-rz.wire.{pid,log}; it ends with `down`.
 # It needs /dev/net/tun; NETNS_CLUSTER_WIRE names a prebuilt netns_wire binary.
 #
+# The hosts share this machine's cores, so mpirun binds no rank to a core (`--bind-to
+# none`): each host's daemon would bind its first rank to core 0, all of them to the same
+# core (at.5 `bfs` on 2 hosts took 65 s so, its ranks waiting on core 0's run queue longer
+# than they ran while core 1 idled, and 29 s unbound).
+#
 # mpirun runs in host 1 and reaches the others through an rsh agent (this script itself,
 # called as `netns-cluster.sh rsh HOST COMMAND`) that enters the host's namespaces instead
 # of using ssh. Open MPI is told to use TCP only: `btl tcp,self` for two-sided messages
@@ -251,7 +256,7 @@ cmd_mpirun() {
     mpirun --allow-run-as-root -np "$n" --host "$hosts" "${limit_args[@]}" \
     --mca plm_rsh_agent "$SELF rsh" --mca orte_startup_timeout 20000 \
     --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
-    --mca pml ob1 "${transport[@]}" \
+    --mca pml ob1 --bind-to none "${transport[@]}" \
     -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 \
     -x PATH "${pass[@]}" \
     "$@"
