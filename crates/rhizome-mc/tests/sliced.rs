@@ -434,3 +434,68 @@ fn what_cannot_run_sliced_is_refused_on_every_pe() {
         assert!(refused.iter().all(|w| w == &refused[0]), "{refused:?}");
     }
 }
+
+/// Every PE's error when the last PE's table is too small for `philosophers:40` (it fills
+/// up in the third level, before any split) and the others' tables are large, sliced
+/// over `pes` PEs, split at `split_nodes`.
+fn out_of_nodes_on_the_last_pe(pes: usize, split_nodes: usize) -> Vec<(usize, usize, usize)> {
+    World::builder()
+        .pes(pes)
+        .workers(1)
+        .run(|ctx| {
+            let max_nodes = if ctx.my_pe() == pes - 1 {
+                1 << 12
+            } else {
+                1 << 22
+            };
+            let config = Config {
+                workers: 1,
+                initial_nodes: 1 << 12,
+                max_nodes,
+                ..Config::default()
+            };
+            let mut m = Manager::with_pool(config, Arc::clone(ctx.pool()));
+            let model = rhizome_mc::builtin::build(&mut m, "philosophers:40").unwrap();
+            let slicing = SliceOptions {
+                split_nodes: Some(split_nodes),
+                ..SliceOptions::default()
+            };
+            let r = reach_sliced(
+                ctx,
+                &mut m,
+                &model,
+                Strategy::Bfs,
+                &ReachOptions::default(),
+                &slicing,
+                &mut |_, _| {},
+            );
+            match r {
+                Err(SlicedError::Incomplete(i)) => match i.error {
+                    rhizome_bdd::BddError::OutOfNodes { live, capacity } => {
+                        (live, capacity, i.level)
+                    }
+                },
+                other => panic!("PE {} of {pes}: {other:?}", ctx.my_pe()),
+            }
+        })
+        .expect("the world runs")
+}
+
+/// Before the split the PEs compute the same levels and agree on nothing level by level
+/// (`agree_alike`): a PE whose table fills up must still end every PE with its error and
+/// the level it failed in, and none may wait for it, whether the others reach the end of the exploration first (no
+/// split) or the split (at 4,000 nodes, after the failing PE's third level).
+#[test]
+fn a_pe_out_of_nodes_before_the_split_ends_every_pe_with_its_error() {
+    for (pes, split_nodes) in [(2, usize::MAX), (2, 4000), (4, usize::MAX), (4, 4000)] {
+        let got = out_of_nodes_on_the_last_pe(pes, split_nodes);
+        assert_eq!(got.len(), pes);
+        let failed = got[pes - 1];
+        assert_eq!(failed.1, 1 << 12, "{got:?}");
+        // Every PE names the failing PE's table and level (PE 0 reports it).
+        assert!(
+            got.iter().all(|&e| e == failed),
+            "{pes} PEs, split at {split_nodes}: {got:?}"
+        );
+    }
+}

@@ -90,6 +90,44 @@ pub(super) fn or_decoded<S: NodeStore, C: OpCache>(
     Ok(m.or(set, part)?)
 }
 
+/// The outcome of the levels that every rank computed alike before the split, agreed by
+/// one allgather when the ranks part (at the split, or at the end if the exploration
+/// ends first): if any rank failed, every rank gets the first failing rank's error and
+/// the level it failed in (`level`, this rank's current one), so that all stop alike.
+/// Collective. A rank that fails calls it at once; the others call it when they reach
+/// the split or the end, with nothing in between that needs the failed rank.
+pub(super) fn agree_alike(
+    ctx: &Ctx,
+    outcome: Result<(), LevelError>,
+    level: usize,
+) -> Result<(), (LevelError, usize)> {
+    // (status: 0 done, 1 out of nodes, 2 corrupt, 3 a peer failed; [live, capacity,
+    // level])
+    let mine: (u8, [u64; 3]) = match &outcome {
+        Ok(()) => (0, [0; 3]),
+        Err(LevelError::Bdd(BddError::OutOfNodes { live, capacity })) => {
+            (1, [*live as u64, *capacity as u64, level as u64])
+        }
+        Err(LevelError::Corrupt(_)) => (2, [0, 0, level as u64]),
+        Err(LevelError::Peer) => (3, [0, 0, level as u64]),
+    };
+    let all = ctx.allgather(mine);
+    let Some(q) = all.iter().position(|a| a.0 != 0) else {
+        return Ok(());
+    };
+    let (status, [live, capacity, at]) = all[q];
+    let e = match (outcome, status) {
+        (Err(e), _) if q == ctx.my_pe() => e,
+        (_, 1) => LevelError::Bdd(BddError::OutOfNodes {
+            live: live as usize,
+            capacity: capacity as usize,
+        }),
+        (_, 2) => LevelError::Corrupt(format!("rank {q} received states that do not decode")),
+        _ => LevelError::Peer,
+    };
+    Err((e, at as usize))
+}
+
 /// Every rank's outcome of the level, agreed by one exchange of counts: this rank's new
 /// states, the states all ranks found (this rank's alone before the split, when every
 /// rank finds the same) and the nodes of their sets, or the first failure of any rank.

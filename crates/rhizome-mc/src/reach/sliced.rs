@@ -35,7 +35,7 @@
 use super::bfs::{image_source, successors};
 use super::chaining::sweep;
 use super::progress::{Progress, Run};
-use super::slice_exchange::{agree, exchange, or_decoded};
+use super::slice_exchange::{agree, agree_alike, exchange, or_decoded};
 use super::split::{Split, choose_split, given_split};
 use super::split_writers::{Writers, choose_split_by_writers};
 use super::{Incomplete, ReachOptions, ReachReport, Strategy, conclude};
@@ -247,8 +247,20 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
         bytes_sent: 0,
     };
     let split_nodes = slicing.split_nodes_for(strategy);
+    // Until the split every rank computes the same levels, so the ranks agree on nothing
+    // level by level (a round trip each: resistance.1 sweeps 1005 levels before its
+    // split); only a failure must reach them all, and they agree on that once, when they
+    // part: at the split, or at the end if the exploration ends first (`agree_alike`).
+    let mut parted = ranks == 1;
+    // The level another rank failed in before the split, if one did.
+    let mut failed_at = None;
     let explored = loop {
         if state.split.is_none() && ranks > 1 && m.node_count(run.visited.get()) >= split_nodes {
+            parted = true;
+            if let Err((e, at)) = agree_alike(ctx, Ok(()), run.levels) {
+                failed_at = Some(at);
+                break Err(e);
+            }
             // The same set on every rank, the same deterministic rule: the same split.
             let given = slicing.split_vars.as_deref();
             if let Err(e) = state.take_slice(ctx, m, model, strategy, given, &mut run) {
@@ -261,7 +273,15 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
         run.next_level();
         let local = level(ctx, m, model, strategy, &mut state, &run);
         super::timeline::mark(ctx.my_pe(), || format!("level {} computed", run.levels));
-        let grown = match agree(ctx, m, model, &state, local) {
+        let grown = if state.split.is_some() {
+            agree(ctx, m, model, &state, local)
+        } else {
+            local.map(|new| {
+                let (count, nodes) = m.satcount_and_nodes(new, &model.state_vars);
+                (new, count, nodes)
+            })
+        };
+        let grown = match grown {
             Ok(g) => g,
             Err(e) => break Err(e),
         };
@@ -289,7 +309,26 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
             run.push(m, last + total, frontier_shown.then_some(nodes), true);
         }
     };
-    finish(ctx, m, model, strategy, opts, run, state, explored)
+    let explored = if parted {
+        explored
+    } else {
+        let failed = explored.is_err();
+        agree_alike(ctx, explored, run.levels).map_err(|(e, at)| {
+            // A rank that failed itself keeps its own level; the others name the failing
+            // rank's (their partial results are their own, further on).
+            if !failed {
+                failed_at = Some(at);
+            }
+            e
+        })
+    };
+    match finish(ctx, m, model, strategy, opts, run, state, explored) {
+        Err(SlicedError::Incomplete(mut i)) if failed_at.is_some() => {
+            i.level = failed_at.unwrap_or(i.level);
+            Err(SlicedError::Incomplete(i))
+        }
+        r => r,
+    }
 }
 
 /// A rank's part of the exploration besides the visited states.
