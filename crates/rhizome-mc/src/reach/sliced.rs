@@ -252,7 +252,7 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
     // split); only a failure must reach them all, and they agree on that once, when they
     // part: at the split, or at the end if the exploration ends first (`agree_alike`).
     let mut parted = ranks == 1;
-    // The level another rank failed in before the split, if one did.
+    // The level the first rank to fail before the split failed in, if one did.
     let mut failed_at = None;
     let explored = loop {
         if state.split.is_none() && ranks > 1 && m.node_count(run.visited.get()) >= split_nodes {
@@ -312,19 +312,18 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
     let explored = if parted {
         explored
     } else {
-        let failed = explored.is_err();
         agree_alike(ctx, explored, run.levels).map_err(|(e, at)| {
-            // A rank that failed itself keeps its own level; the others name the failing
-            // rank's (their partial results are their own, further on).
-            if !failed {
-                failed_at = Some(at);
-            }
+            failed_at = Some(at);
             e
         })
     };
+    // Every rank names the level the failing rank failed in (the others' partial results
+    // are their own, further on).
     match finish(ctx, m, model, strategy, opts, run, state, explored) {
-        Err(SlicedError::Incomplete(mut i)) if failed_at.is_some() => {
-            i.level = failed_at.unwrap_or(i.level);
+        Err(SlicedError::Incomplete(mut i)) => {
+            if let Some(at) = failed_at {
+                i.level = at;
+            }
             Err(SlicedError::Incomplete(i))
         }
         r => r,
