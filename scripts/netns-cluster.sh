@@ -32,7 +32,7 @@
 # The hosts share this machine's cores, so mpirun binds no rank to a core (`--bind-to
 # none`): each host's daemon would bind its first rank to core 0, all of them to the same
 # core (at.5 `bfs` on 2 hosts took 65 s so, its ranks waiting on core 0's run queue longer
-# than they ran while core 1 idled, and 29 s unbound).
+# than they ran while core 1 idled, and 34 to 35 s unbound).
 #
 # mpirun runs in host 1 and reaches the others through an rsh agent (this script itself,
 # called as `netns-cluster.sh rsh HOST COMMAND`) that enters the host's namespaces instead

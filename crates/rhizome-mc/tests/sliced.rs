@@ -437,8 +437,8 @@ fn what_cannot_run_sliced_is_refused_on_every_pe() {
 
 /// Every PE's error when the last PE's table is too small for `philosophers:40` (it fills
 /// up in the third level, before any split) and the others' tables are large, sliced
-/// over `pes` PEs, split at `split_nodes`.
-fn out_of_nodes_on_the_last_pe(pes: usize, split_nodes: usize) -> Vec<(usize, usize, usize)> {
+/// over `pes` PEs, split at `split_nodes`: `(live, capacity, level, levels done)`.
+fn out_of_nodes_on_the_last_pe(pes: usize, split_nodes: usize) -> Vec<[usize; 4]> {
     World::builder()
         .pes(pes)
         .workers(1)
@@ -472,7 +472,7 @@ fn out_of_nodes_on_the_last_pe(pes: usize, split_nodes: usize) -> Vec<(usize, us
             match r {
                 Err(SlicedError::Incomplete(i)) => match i.error {
                     rhizome_bdd::BddError::OutOfNodes { live, capacity } => {
-                        (live, capacity, i.level)
+                        [live, capacity, i.level, i.partial.levels.unwrap_or(0)]
                     }
                 },
                 other => panic!("PE {} of {pes}: {other:?}", ctx.my_pe()),
@@ -483,19 +483,26 @@ fn out_of_nodes_on_the_last_pe(pes: usize, split_nodes: usize) -> Vec<(usize, us
 
 /// Before the split the PEs compute the same levels and agree on nothing level by level
 /// (`agree_alike`): a PE whose table fills up must still end every PE with its error and
-/// the level it failed in, and none may wait for it, whether the others reach the end of the exploration first (no
-/// split) or the split (at 4,000 nodes, after the failing PE's third level).
+/// the level it failed in, and none may wait for it, whether the others go on to the end
+/// of the exploration (no split; `philosophers:40` has 41 levels) or to the split (at
+/// 4,000 nodes, in level 9).
 #[test]
 fn a_pe_out_of_nodes_before_the_split_ends_every_pe_with_its_error() {
-    for (pes, split_nodes) in [(2, usize::MAX), (2, 4000), (4, usize::MAX), (4, 4000)] {
+    for (pes, split_nodes, others_done) in [
+        (2, usize::MAX, 40),
+        (2, 4000, 8),
+        (4, usize::MAX, 40),
+        (4, 4000, 8),
+    ] {
         let got = out_of_nodes_on_the_last_pe(pes, split_nodes);
-        assert_eq!(got.len(), pes);
-        let failed = got[pes - 1];
-        assert_eq!(failed.1, 1 << 12, "{got:?}");
-        // Every PE names the failing PE's table and level (PE 0 reports it).
-        assert!(
-            got.iter().all(|&e| e == failed),
-            "{pes} PEs, split at {split_nodes}: {got:?}"
-        );
+        let case = format!("{pes} PEs, split at {split_nodes}: {got:?}");
+        assert_eq!(got.len(), pes, "{case}");
+        let [live, capacity, level, done] = got[pes - 1];
+        assert_eq!((capacity, level, done), (1 << 12, 3, 2), "{case}");
+        for e in &got[..pes - 1] {
+            // The failing PE's error and level; the partial report is the PE's own, which
+            // went on to the split or the end.
+            assert_eq!(*e, [live, capacity, level, others_done], "{case}");
+        }
     }
 }

@@ -2,10 +2,12 @@
 //! which every rank sends every other the states it found in that rank's slice (encoded
 //! BDDs, or a failure marker), and the allgather of counts in which the ranks [`agree`] on
 //! the level's outcome, so that every rank stops at the same level with the same error.
-//! Sliced `bfs`, `par` and `chaining` (`sliced.rs`) call both; sliced saturation
-//! (`sliced_sat.rs`) mails its states (`slice_mail.rs`) and agrees once, at its end.
+//! Sliced `bfs`, `par` and `chaining` (`sliced.rs`) call both after the split; sliced
+//! saturation (`sliced_sat.rs`) mails its states (`slice_mail.rs`) and agrees once, at
+//! its end. Before the split the ranks compute the same levels and exchange nothing;
+//! they only [`agree_alike`] once, when they part, on whether one of them failed.
 
-use super::sliced::{LevelError, Sliced};
+use super::sliced::LevelError;
 use super::split::Split;
 use crate::model::Model;
 use num_bigint::BigUint;
@@ -92,8 +94,9 @@ pub(super) fn or_decoded<S: NodeStore, C: OpCache>(
 
 /// The outcome of the levels that every rank computed alike before the split, agreed by
 /// one allgather when the ranks part (at the split, or at the end if the exploration
-/// ends first): if any rank failed, every rank gets the first failing rank's error and
-/// the level it failed in (`level`, this rank's current one), so that all stop alike.
+/// ends first): if any rank failed, every rank gets the error of the rank that failed in
+/// the earliest level (the lowest such rank) and that level (`level`: this rank's
+/// current one), so that all stop alike.
 /// Collective. A rank that fails calls it at once; the others call it when they reach
 /// the split or the end, with nothing in between that needs the failed rank.
 pub(super) fn agree_alike(
@@ -112,7 +115,10 @@ pub(super) fn agree_alike(
         Err(LevelError::Peer) => (3, [0, 0, level as u64]),
     };
     let all = ctx.allgather(mine);
-    let Some(q) = all.iter().position(|a| a.0 != 0) else {
+    let Some(q) = (0..all.len())
+        .filter(|&r| all[r].0 != 0)
+        .min_by_key(|&r| (all[r].1[2], r))
+    else {
         return Ok(());
     };
     let (status, [live, capacity, at]) = all[q];
@@ -128,14 +134,13 @@ pub(super) fn agree_alike(
     Err((e, at as usize))
 }
 
-/// Every rank's outcome of the level, agreed by one exchange of counts: this rank's new
-/// states, the states all ranks found (this rank's alone before the split, when every
-/// rank finds the same) and the nodes of their sets, or the first failure of any rank.
+/// Every rank's outcome of a level after the split, agreed by one exchange of counts:
+/// this rank's new states, the states all ranks found and the nodes of their sets, or
+/// the first failure of any rank.
 pub(super) fn agree<S: NodeStore, C: OpCache>(
     ctx: &Ctx,
     m: &Manager<S, C>,
     model: &Model,
-    state: &Sliced,
     local: Result<Bdd, LevelError>,
 ) -> Result<(Bdd, BigUint, usize), LevelError> {
     // (status: 0 done, 1 out of nodes, 2 corrupt, 3 a peer failed; count; [nodes, live,
@@ -170,10 +175,6 @@ pub(super) fn agree<S: NodeStore, C: OpCache>(
     let Ok(new) = local else {
         return Err(LevelError::Peer); // not reached: this rank's status was 0
     };
-    if state.split.is_none() {
-        let (_, count, [nodes, _, _]) = &all[ctx.my_pe()];
-        return Ok((new, BigUint::from_bytes_le(count), *nodes as usize));
-    }
     let total = all.iter().map(|a| BigUint::from_bytes_le(&a.1)).sum();
     let nodes = all.iter().map(|a| a.2[0] as usize).sum();
     Ok((new, total, nodes))

@@ -16,9 +16,10 @@
 //!
 //! Until the visited set reaches [`SliceOptions::split_nodes`] nodes (fewer for `sat`,
 //! whose sweeps only serve to choose the split), every rank runs the
-//! same levels on the whole set (no messages but the per-level counts): a split chosen
-//! from the first few states would say little about the later ones. Then every rank
-//! chooses the same split variables from the same set and keeps its slice. At the end PE
+//! same levels on the whole set, with no message (they agree once, when they part,
+//! whether one of them ran out of nodes meanwhile): a split chosen from the first few
+//! states would say little about the later ones. Then every rank chooses the same split
+//! variables from the same set (sharing the work of the choice) and keeps its slice. At the end PE
 //! 0 gathers the slices and ORs them: the final node count, the deadlocks (and their
 //! trace) and the check against a stored reachable set are computed there, by the same
 //! code as on one PE.
@@ -252,7 +253,7 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
     // split); only a failure must reach them all, and they agree on that once, when they
     // part: at the split, or at the end if the exploration ends first (`agree_alike`).
     let mut parted = ranks == 1;
-    // The level the first rank to fail before the split failed in, if one did.
+    // The level of the earliest failure before the split, if a rank failed.
     let mut failed_at = None;
     let explored = loop {
         if state.split.is_none() && ranks > 1 && m.node_count(run.visited.get()) >= split_nodes {
@@ -263,8 +264,12 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
             }
             // The same set on every rank, the same deterministic rule: the same split.
             let given = slicing.split_vars.as_deref();
-            if let Err(e) = state.take_slice(ctx, m, model, strategy, given, &mut run) {
-                break Err(LevelError::Bdd(e));
+            let taken = state.take_slice(ctx, m, model, strategy, given, &mut run);
+            // A rank whose table filled up while it cut its slice (after the choice's
+            // last collective) stops every rank here, not in the first exchange.
+            if let Err((e, at)) = agree_alike(ctx, taken.map_err(LevelError::Bdd), run.levels) {
+                failed_at = Some(at);
+                break Err(e);
             }
         }
         if strategy == Strategy::Sat && (state.split.is_some() || ranks == 1) {
@@ -274,7 +279,7 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
         let local = level(ctx, m, model, strategy, &mut state, &run);
         super::timeline::mark(ctx.my_pe(), || format!("level {} computed", run.levels));
         let grown = if state.split.is_some() {
-            agree(ctx, m, model, &state, local)
+            agree(ctx, m, model, local)
         } else {
             local.map(|new| {
                 let (count, nodes) = m.satcount_and_nodes(new, &model.state_vars);
@@ -292,7 +297,12 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
             .map(|r| r.states.clone())
             .unwrap_or_default();
         super::timeline::mark(ctx.my_pe(), || {
-            format!("level {} agreed: {total} states {nodes} nodes", run.levels)
+            let how = if state.split.is_some() {
+                "agreed"
+            } else {
+                "alike"
+            };
+            format!("level {} {how}: {total} states {nodes} nodes", run.levels)
         });
         if total == BigUint::ZERO {
             if levels_shown {
@@ -317,8 +327,8 @@ pub fn reach_sliced<S: NodeStore, C: OpCache>(
             e
         })
     };
-    // Every rank names the level the failing rank failed in (the others' partial results
-    // are their own, further on).
+    // Every rank names the level of the earliest failure; the partial report is this
+    // rank's own (a rank that did not fail went on to the split or the end).
     match finish(ctx, m, model, strategy, opts, run, state, explored) {
         Err(SlicedError::Incomplete(mut i)) => {
             if let Some(at) = failed_at {

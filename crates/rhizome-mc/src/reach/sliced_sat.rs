@@ -94,7 +94,7 @@ pub(super) fn saturate_slices<S: NodeStore, C: OpCache>(
     }
     super::timeline::mark(me, || "sat: explored".into());
     // One exchange of counts: every rank ends with the same outcome.
-    agree(ctx, m, model, state, explored.map(|()| Bdd::FALSE)).map(|_| ())
+    agree(ctx, m, model, explored.map(|()| Bdd::FALSE)).map(|_| ())
 }
 
 /// One rank's part of the sliced saturation.

@@ -3,8 +3,8 @@
 //! With `2^k` ranks, `k` state variables split the states: rank `p` owns the states whose
 //! split variables spell `p` (the first variable its most significant bit). The choice is
 //! made from a set every rank holds alike (the states visited before the split), by a
-//! rule that depends on nothing else, so every rank picks the same variables without a
-//! message. The rule is the one of Heyman, Geist, Grumberg and Schuster (2000): a slice
+//! rule that depends on nothing else, so every rank picks the same variables (the ranks
+//! only share the work of the choice, below). The rule is the one of Heyman, Geist, Grumberg and Schuster (2000): a slice
 //! should be a small BDD, so each variable is chosen, greedily, to minimise the largest
 //! node count among the parts it cuts the set into (ties: the smaller total, then the
 //! earlier variable in state-vector order).
@@ -144,7 +144,9 @@ where
 /// `r` computes the items `i` with `i % N == r` (neighbouring candidates cost alike, so
 /// the shares do too) and one allgather gives every rank all of them. Collective. If
 /// `f` fails on some rank (its table full), every rank returns the first such rank's
-/// error, so that all leave the choice alike.
+/// error. (A rank whose table fills between two such calls, outside `f`, leaves the
+/// others in the next one: every rank holds the same set and the same table size, so
+/// the ranks fill up alike, except near the limit.)
 pub(super) fn shared<T: Message>(
     ctx: &Ctx,
     n: usize,
