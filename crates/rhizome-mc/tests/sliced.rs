@@ -370,15 +370,22 @@ fn sat_splits_by_a_variable_few_successors_flip() {
     );
 }
 
-/// Every PE's refusal of `philosophers:4` sliced over `pes` PEs with `strategy` and
-/// `slicing` (a run that is not refused is a panic).
-fn refusals(pes: usize, strategy: Strategy, slicing: &SliceOptions) -> Vec<String> {
+/// `outcome(PE, result)` of every PE of a sliced run of the built-in model `spec` over
+/// `pes` PEs with `strategy` and `slicing`, each PE's manager made from `config(PE)`.
+fn on_builtin_sliced<R: Send>(
+    pes: usize,
+    spec: &str,
+    strategy: Strategy,
+    slicing: &SliceOptions,
+    config: impl Fn(usize) -> Config + Sync,
+    outcome: impl Fn(usize, Result<SlicedOutcome, SlicedError>) -> R + Sync,
+) -> Vec<R> {
     World::builder()
         .pes(pes)
         .workers(1)
         .run(|ctx| {
-            let mut m = Manager::with_pool(Config::default(), Arc::clone(ctx.pool()));
-            let model = rhizome_mc::builtin::build(&mut m, "philosophers:4").unwrap();
+            let mut m = Manager::with_pool(config(ctx.my_pe()), Arc::clone(ctx.pool()));
+            let model = rhizome_mc::builtin::build(&mut m, spec).unwrap();
             let r = reach_sliced(
                 ctx,
                 &mut m,
@@ -388,12 +395,26 @@ fn refusals(pes: usize, strategy: Strategy, slicing: &SliceOptions) -> Vec<Strin
                 slicing,
                 &mut |_, _| {},
             );
-            match r {
-                Err(SlicedError::Unsupported(why)) => why,
-                other => panic!("{strategy} on {pes} PEs, {slicing:?}: {other:?}"),
-            }
+            outcome(ctx.my_pe(), r)
         })
         .expect("the world runs")
+}
+
+/// Every PE's refusal of `philosophers:4` sliced over `pes` PEs with `strategy` and
+/// `slicing` (a run that is not refused is a panic).
+fn refusals(pes: usize, strategy: Strategy, slicing: &SliceOptions) -> Vec<String> {
+    let config = |_| Config::default();
+    on_builtin_sliced(
+        pes,
+        "philosophers:4",
+        strategy,
+        slicing,
+        config,
+        |_, r| match r {
+            Err(SlicedError::Unsupported(why)) => why,
+            other => panic!("{strategy} on {pes} PEs, {slicing:?}: {other:?}"),
+        },
+    )
 }
 
 /// Split variables that cannot split the states are refused on every PE alike, before
@@ -439,46 +460,32 @@ fn what_cannot_run_sliced_is_refused_on_every_pe() {
 /// up in the third level, before any split) and the others' tables are large, sliced
 /// over `pes` PEs, split at `split_nodes`: `(live, capacity, level, levels done)`.
 fn out_of_nodes_on_the_last_pe(pes: usize, split_nodes: usize) -> Vec<[usize; 4]> {
-    World::builder()
-        .pes(pes)
-        .workers(1)
-        .run(|ctx| {
-            let max_nodes = if ctx.my_pe() == pes - 1 {
-                1 << 12
-            } else {
-                1 << 22
-            };
-            let config = Config {
-                workers: 1,
-                initial_nodes: 1 << 12,
-                max_nodes,
-                ..Config::default()
-            };
-            let mut m = Manager::with_pool(config, Arc::clone(ctx.pool()));
-            let model = rhizome_mc::builtin::build(&mut m, "philosophers:40").unwrap();
-            let slicing = SliceOptions {
-                split_nodes: Some(split_nodes),
-                ..SliceOptions::default()
-            };
-            let r = reach_sliced(
-                ctx,
-                &mut m,
-                &model,
-                Strategy::Bfs,
-                &ReachOptions::default(),
-                &slicing,
-                &mut |_, _| {},
-            );
-            match r {
-                Err(SlicedError::Incomplete(i)) => match i.error {
-                    rhizome_bdd::BddError::OutOfNodes { live, capacity } => {
-                        [live, capacity, i.level, i.partial.levels.unwrap_or(0)]
-                    }
-                },
-                other => panic!("PE {} of {pes}: {other:?}", ctx.my_pe()),
-            }
-        })
-        .expect("the world runs")
+    let config = |pe: usize| Config {
+        workers: 1,
+        initial_nodes: 1 << 12,
+        max_nodes: if pe == pes - 1 { 1 << 12 } else { 1 << 22 },
+        ..Config::default()
+    };
+    let slicing = SliceOptions {
+        split_nodes: Some(split_nodes),
+        ..SliceOptions::default()
+    };
+    let spec = "philosophers:40";
+    on_builtin_sliced(
+        pes,
+        spec,
+        Strategy::Bfs,
+        &slicing,
+        config,
+        |pe, r| match r {
+            Err(SlicedError::Incomplete(i)) => match i.error {
+                rhizome_bdd::BddError::OutOfNodes { live, capacity } => {
+                    [live, capacity, i.level, i.partial.levels.unwrap_or(0)]
+                }
+            },
+            other => panic!("PE {pe} of {pes}: {other:?}"),
+        },
+    )
 }
 
 /// Before the split the PEs compute the same levels and agree on nothing level by level

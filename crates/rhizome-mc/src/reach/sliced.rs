@@ -19,10 +19,10 @@
 //! same levels on the whole set, with no message (they agree once, when they part,
 //! whether one of them ran out of nodes meanwhile): a split chosen from the first few
 //! states would say little about the later ones. Then every rank chooses the same split
-//! variables from the same set (sharing the work of the choice) and keeps its slice. At the end PE
-//! 0 gathers the slices and ORs them: the final node count, the deadlocks (and their
-//! trace) and the check against a stored reachable set are computed there, by the same
-//! code as on one PE.
+//! variables from the same set (sharing the work of the choice) and keeps its slice. At
+//! the end PE 0 gathers the slices and ORs them: the final node count, the deadlocks (and
+//! their trace) and the check against a stored reachable set are computed there, by the
+//! same code as on one PE.
 //!
 //! `chaining` runs the same loop with a sweep in place of the image: a rank sweeps its
 //! slice with every group (the states it reaches in other slices ride along) and sends

@@ -4,10 +4,10 @@
 //! split variables spell `p` (the first variable its most significant bit). The choice is
 //! made from a set every rank holds alike (the states visited before the split), by a
 //! rule that depends on nothing else, so every rank picks the same variables (the ranks
-//! only share the work of the choice, below). The rule is the one of Heyman, Geist, Grumberg and Schuster (2000): a slice
-//! should be a small BDD, so each variable is chosen, greedily, to minimise the largest
-//! node count among the parts it cuts the set into (ties: the smaller total, then the
-//! earlier variable in state-vector order).
+//! only share the work of the choice, below). The rule is the one of Heyman, Geist,
+//! Grumberg and Schuster (2000): a slice should be a small BDD, so each variable is
+//! chosen, greedily, to minimise the largest node count among the parts it cuts the set
+//! into (ties: the smaller total, then the earlier variable in state-vector order).
 //!
 //! Every rank could rank every candidate itself, but the ranking costs two conjunctions
 //! and two node counts per candidate (0.2 s of schedule_world.3's 2 s on 2 ranks, the
@@ -118,22 +118,23 @@ where
             })
             .collect();
         ranked.sort();
-        let Some(((best_tier, _), _, best)) = ranked.first() else {
+        let Some(((best_tier, _), _, _)) = ranked.first() else {
             break; // fewer candidates than split bits: the model is tiny
         };
+        // The first of the tier that fits, else the tier's first (the best candidate).
         let mut chosen: Option<(u32, Vec<Root>)> = None;
         for ((tier, _), _, v) in ranked.iter().take_while(|((t, _), _, _)| t == best_tier) {
             let cut = cut_parts(m, &parts, *v)?;
             let with_v: Vec<u32> = vars.iter().copied().chain([*v]).collect();
-            if fits(m, tier, &with_v, &cut)? {
+            let fitting = fits(m, tier, &with_v, &cut)?;
+            if fitting || chosen.is_none() {
                 chosen = Some((*v, cut));
+            }
+            if fitting {
                 break;
             }
         }
-        let (v, cut) = match chosen {
-            Some(fitting) => fitting,
-            None => (*best, cut_parts(m, &parts, *best)?),
-        };
+        let (v, cut) = chosen.expect("the best tier holds the best candidate");
         vars.push(v);
         parts = cut;
     }
