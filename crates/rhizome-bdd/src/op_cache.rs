@@ -211,7 +211,8 @@ impl OpCache for SharedOpCache {
 /// The seqlock read of the entry `e` (four words: keys, status, result) for the key
 /// `(k0, k1, k2)`: its result, or `None` when it holds another key or a writer is
 /// changing it.
-#[inline]
+// Always inlined, as `OpCtx::cached` is (see there); the memo cache calls it too.
+#[inline(always)]
 pub(crate) fn read_entry(e: &[AtomicU64], k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
     debug_assert_eq!(k2 & STATUS, 0);
     let s1 = e[2].load(Ordering::Acquire);
@@ -232,7 +233,7 @@ pub(crate) fn read_entry(e: &[AtomicU64], k0: u64, k1: u64, k2: u64) -> Option<B
 
 /// The seqlock write of `result` for `(k0, k1, k2)` into the entry `e`; dropped when
 /// another writer holds the entry.
-#[inline]
+#[inline(always)]
 pub(crate) fn write_entry(e: &[AtomicU64], k0: u64, k1: u64, k2: u64, result: Bdd) {
     debug_assert_eq!(k2 & STATUS, 0);
     let s = e[2].load(Ordering::Relaxed);

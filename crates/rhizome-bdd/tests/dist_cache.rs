@@ -24,9 +24,12 @@ fn stress(pes: usize, threads: usize, one_sided: bool) {
         .pes(pes)
         .workers(1)
         .run(|ctx| {
-            // 1024 entries in all, a local cache of 64 in front.
+            // 1024 entries a PE; one-sided, a local cache in front.
             let cache = DistOpCache::shared_with(ctx, 1024, 1024, one_sided);
             assert_eq!(cache.shared_is_direct(), Some(!one_sided));
+            // (Each part has at least 1024 entries.)
+            let front = if one_sided { 1024 } else { 0 };
+            assert_eq!(cache.entries(), (front, 1024));
             ctx.barrier();
             let hits: u64 = std::thread::scope(|s| {
                 let handles: Vec<_> = (0..threads)
@@ -93,6 +96,32 @@ fn concurrent_stores_and_lookups_from_every_pe_never_give_a_wrong_result_directl
 fn concurrent_stores_and_lookups_from_every_pe_never_give_a_wrong_result_one_sided() {
     stress(2, 2, true);
     stress(4, 1, true);
+}
+
+#[test]
+fn a_shared_cache_reached_in_place_answers_from_the_shared_entries_alone() {
+    World::builder()
+        .pes(2)
+        .run(|ctx| {
+            let cache = DistOpCache::shared(ctx, 1 << 12, 1 << 12);
+            // The local transport maps every PE's partition here: no cache in front.
+            assert_eq!(cache.shared_is_direct(), Some(true));
+            assert_eq!(cache.entries(), (0, 1 << 11));
+            if ctx.my_pe() == 0 {
+                cache.put(1 << 40, 2, 0, Bdd::TRUE);
+            }
+            ctx.barrier();
+            // Both PEs find it, PE 0 too in the shared entries (nothing local to hit).
+            assert_eq!(cache.get(1 << 40, 2, 0), Some(Bdd::TRUE));
+            assert_eq!(cache.get(1 << 40, 3, 0), None);
+            let stats = cache.stats().expect("counted");
+            assert_eq!(
+                (stats.lookups, stats.local_hits, stats.shared_hits),
+                (2, 0, 1)
+            );
+            ctx.barrier();
+        })
+        .unwrap();
 }
 
 #[test]

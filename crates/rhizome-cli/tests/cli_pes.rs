@@ -55,6 +55,54 @@ fn a_model_out_of_table_on_one_pe_completes_on_2_and_4_under_the_same_memory() {
     }
 }
 
+/// `reach --pes N --split table`: the PEs of one process reach every partition in place,
+/// so by default their managers share one operation cache (every hit a shared one, none
+/// in a PE's own cache); `RHIZOME_OP_CACHE=per-pe` gives each PE its own (no shared
+/// hit), and an unknown value is one clear error. The answers are the same each way.
+#[cfg_attr(
+    not(has_models),
+    ignore = "needs the BEEM model files ($RHIZOME_MODELS or ../shared/models)"
+)]
+#[test]
+fn pes_in_one_process_share_one_operation_cache_unless_told_per_pe() {
+    let file = model(&models::required_models_dir(), "ltsmin-2017/anderson.4.bdd");
+    let args = [
+        "reach", "-s", "sat", "-w", "1", "--split", "table", "--pes", "2", "--json", "-", &file,
+    ];
+    let hits = |env: &[(&str, &str)]| {
+        let o = rhizome_env(&args, env).success();
+        let j: Value = serde_json::from_str(&o.stdout).expect("one JSON report");
+        assert_eq!(j["states"], "29641", "{}", o.context());
+        assert_eq!(j["nodes"], 5934, "{}", o.context());
+        let per_pe = j["op_cache_per_pe"]
+            .as_array()
+            .expect("per-PE cache figures");
+        assert_eq!(per_pe.len(), 2, "{j}");
+        let sum = |key: &str| -> u64 { per_pe.iter().map(|c| c[key].as_u64().unwrap()).sum() };
+        (sum("lookups"), sum("local_hits"), sum("shared_hits"))
+    };
+    let (lookups, local, shared) = hits(&[]);
+    assert!(
+        lookups > 0 && shared > 0,
+        "{lookups} lookups, {shared} shared hits"
+    );
+    assert_eq!(local, 0, "a cache in front of the shared one");
+    let (lookups, local, shared) = hits(&[("RHIZOME_OP_CACHE", "per-pe")]);
+    assert!(
+        lookups > 0 && local > 0,
+        "{lookups} lookups, {local} own hits"
+    );
+    assert_eq!(shared, 0, "per PE, yet shared hits");
+    let o = rhizome_env(&args, &[("RHIZOME_OP_CACHE", "everywhere")]);
+    clean_error(
+        &o,
+        &[
+            "RHIZOME_OP_CACHE is `everywhere`",
+            "use `shared` or `per-pe`",
+        ],
+    );
+}
+
 /// `reach --pes N --split states`: the states sliced over the PEs give one PE's answers,
 /// the report names the mode and each PE's slice, and the slices add up to the states.
 #[test]

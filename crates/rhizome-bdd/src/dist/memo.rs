@@ -53,7 +53,24 @@ pub(crate) struct GlobalMemo {
     /// Every partition is directly accessible (seqlock entries), else one-sided (checked
     /// entries).
     direct: bool,
+    /// Where `direct`: each PE's partition, taken once (a lookup through
+    /// `Memory::direct_words` is a call into the transport and three loads).
+    parts: Box<[Part]>,
 }
+
+/// One PE's words of the table in place: its start and length.
+#[derive(Clone, Copy)]
+struct Part {
+    base: *const std::sync::atomic::AtomicU64,
+    len: usize,
+}
+
+// SAFETY: the pointers are to atomics in global memory that every thread (and PE) of the
+// run shares, valid while the table's `mem` keeps the transport alive; only shared
+// references to them are handed out.
+unsafe impl Send for Part {}
+// SAFETY: as above: access goes through `&AtomicU64`, which is Sync.
+unsafe impl Sync for Part {}
 
 /// The check of an entry's words (the spare bits of the third and fourth word clear).
 #[inline]
@@ -89,13 +106,34 @@ impl GlobalMemo {
     pub(crate) fn new(ctx: &Ctx, entries: usize, capacity: usize, one_sided: bool) -> Self {
         let cap = capacity.max(MIN_ENTRIES).next_power_of_two();
         let n = entries.max(MIN_ENTRIES).next_power_of_two().min(cap);
-        let words = ctx.alloc(4 * cap);
+        // Three words of slack, so an entry in place can start on a 32-byte boundary (see
+        // `Part`).
+        let words = ctx.alloc(4 * cap + 3);
         let mem = ctx.memory().clone();
         let here = cfg!(not(loom))
             && !one_sided
             && (0..ctx.num_pes()).all(|pe| mem.direct_words(words, pe).is_some());
         // Every PE must use the same kind of entries.
         let direct = ctx.allreduce(here, |a, b| a && b);
+        let parts = if direct {
+            (0..ctx.num_pes())
+                .map(|pe| {
+                    let w = mem.direct_words(words, pe).expect("agreed direct");
+                    // An entry is half a cache line: on a 32-byte boundary a lookup costs
+                    // one miss, off it every other entry spans two lines. A segment's
+                    // block is only 8-byte aligned (the allocator's large blocks start 16
+                    // bytes into a page).
+                    let skip = (w.as_ptr() as usize).wrapping_neg() / 8 % 4;
+                    let w = &w[skip..];
+                    Part {
+                        base: w.as_ptr(),
+                        len: w.len(),
+                    }
+                })
+                .collect()
+        } else {
+            Box::default()
+        };
         let memo = GlobalMemo {
             mem,
             pes: ctx.num_pes(),
@@ -104,6 +142,7 @@ impl GlobalMemo {
             cap,
             mask: AtomicUsize::new(n - 1),
             direct,
+            parts,
         };
         if ctx.my_pe() == 0 {
             memo.mem.store(memo.header.ptr(0, 0), n as u64);
@@ -123,7 +162,7 @@ impl GlobalMemo {
     }
 
     /// The partition and entry of a key's hash.
-    #[inline]
+    #[inline(always)]
     fn place(&self, h: u64) -> (usize, usize) {
         let pe = ((h >> 32) * self.pes as u64) >> 32;
         (pe as usize, h as usize & self.mask.load(Ordering::Relaxed))
@@ -131,15 +170,24 @@ impl GlobalMemo {
 
     /// The entry `slot` of `pe` as directly accessible words.
     #[cfg(not(loom))]
-    #[inline]
+    #[inline(always)]
     fn direct_entry(&self, pe: usize, slot: usize) -> &[std::sync::atomic::AtomicU64] {
-        let words = self.mem.direct_words(self.words, pe);
-        // `direct` was agreed only where every PE's partition is directly accessible.
-        &words.expect("a direct partition")[4 * slot..4 * slot + 4]
+        self.direct_entries(pe, slot, 1)
+    }
+
+    /// Entries `from..from + n` of `pe` in place, as their words.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    fn direct_entries(&self, pe: usize, from: usize, n: usize) -> &[std::sync::atomic::AtomicU64] {
+        let p = self.parts[pe];
+        assert!(4 * (from + n) <= p.len);
+        // SAFETY: `p` is PE `pe`'s partition, `p.len` words from `p.base`, alive while
+        // `self.mem` keeps the transport alive (see `Part`); the entries are within it.
+        unsafe { std::slice::from_raw_parts(p.base.add(4 * from), 4 * n) }
     }
 
     /// The cached result for `(k0, k1, k2)`, if present.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get(&self, k0: u64, k1: u64, k2: u64) -> Option<Bdd> {
         let (pe, slot) = self.place(hash(k0, k1, k2));
         #[cfg(not(loom))]
@@ -154,7 +202,7 @@ impl GlobalMemo {
     }
 
     /// Records a result; may drop it (another writer holds the entry).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn put(&self, k0: u64, k1: u64, k2: u64, r: Bdd) {
         debug_assert_eq!((k2 | r.0) & STATUS, 0);
         let (pe, slot) = self.place(hash(k0, k1, k2));
@@ -170,7 +218,7 @@ impl GlobalMemo {
     fn read(&self, pe: usize, from: usize, out: &mut [u64]) {
         #[cfg(not(loom))]
         if self.direct {
-            let words = &self.mem.direct_words(self.words, pe).expect("direct")[4 * from..];
+            let words = self.direct_entries(pe, from, out.len() / 4);
             for (o, w) in out.iter_mut().zip(words) {
                 *o = w.load(Ordering::Relaxed);
             }
@@ -183,7 +231,7 @@ impl GlobalMemo {
     fn write(&self, pe: usize, from: usize, src: &[u64]) {
         #[cfg(not(loom))]
         if self.direct {
-            let words = &self.mem.direct_words(self.words, pe).expect("direct")[4 * from..];
+            let words = self.direct_entries(pe, from, src.len() / 4);
             for (w, &v) in words.iter().zip(src) {
                 w.store(v, Ordering::Relaxed);
             }
@@ -260,5 +308,29 @@ mod tests {
             assert_eq!(unchecked(w), None, "mix {mix:04b}");
         }
         assert_eq!(unchecked([0; 4]), None, "an empty entry");
+    }
+
+    #[test]
+    fn entries_in_place_start_on_32_byte_boundaries_whatever_the_segments_alignment() {
+        rhizome::World::builder()
+            .pes(2)
+            .run(|ctx| {
+                // The local transport's blocks are the allocator's, 8-byte aligned (a
+                // large one starts 16 bytes into its own mapping).
+                let memo = GlobalMemo::new(ctx, 1 << 12, 1 << 16, false);
+                assert!(memo.is_direct());
+                for pe in 0..2 {
+                    let raw = memo.mem.direct_words(memo.words, pe).unwrap();
+                    let part = memo.parts[pe];
+                    assert_eq!(part.base as usize % 32, 0, "PE {pe}'s entries");
+                    // At most three words skipped, and every entry still inside the block.
+                    let skipped = (part.base as usize - raw.as_ptr() as usize) / 8;
+                    assert!(skipped < 4);
+                    assert!(part.len >= 4 * memo.cap);
+                    assert_eq!(memo.direct_entries(pe, memo.cap - 1, 1).len(), 4);
+                }
+                ctx.barrier();
+            })
+            .unwrap();
     }
 }

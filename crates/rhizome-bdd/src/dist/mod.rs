@@ -260,6 +260,12 @@ impl DistNodeStore {
         self.cap
     }
 
+    /// Whether this PE reaches every partition in place (the `local` transport, MPI
+    /// ranks on one node), not one-sided.
+    pub fn is_in_place(&self) -> bool {
+        self.in_place.all()
+    }
+
     /// PE and slot of a global node index.
     #[inline]
     fn place(&self, index: u64) -> (usize, usize) {
@@ -280,7 +286,7 @@ impl DistNodeStore {
     }
 
     /// The two words of node `index`.
-    #[inline]
+    #[inline(always)]
     fn words(&self, index: u64) -> (u64, u64) {
         let (pe, slot) = self.place(index);
         if let Some(d) = self.in_place.data(pe) {
@@ -292,6 +298,14 @@ impl DistNodeStore {
                 d[2 * slot + 1].load(Ordering::Relaxed),
             );
         }
+        self.words_one_sided(index, pe, slot)
+    }
+
+    /// [`words`](Self::words) of a partition not reached in place: through the node
+    /// cache, else one get. Out of line, so that `words` stays small enough to inline
+    /// into the operations.
+    #[inline(never)]
+    fn words_one_sided(&self, index: u64, pe: usize, slot: usize) -> (u64, u64) {
         if let Some(w) = self.nodes.get(index) {
             return w;
         }
@@ -383,7 +397,7 @@ impl DistNodeStore {
 
 impl NodeStore for DistNodeStore {
     const SPREADS: bool = true;
-    #[inline]
+    #[inline(always)]
     fn node(&self, index: u64) -> (u32, Bdd, Bdd) {
         let (w0, w1) = self.words(index);
         ((w0 >> 40) as u32, Bdd(w0 & INDEX_MASK), Bdd(w1))

@@ -6,8 +6,9 @@
 //! rank under `mpirun -np N`) the node table is a [`DistNodeStore`]: each PE holds one
 //! partition, which starts at its share of the table one PE starts with and may grow to
 //! the size `--memory` allows a PE, so the table holds N times the nodes one PE could.
-//! Every PE builds a manager on the table (its operation cache, its own or, with
-//! `RHIZOME_OP_CACHE=shared`, one shared by all PEs, and its node cache), and the
+//! Every PE builds a manager on the table (its operation cache: one shared by all PEs
+//! where every partition is memory the PE reaches in place, else its own; and its node
+//! cache), and the
 //! managers spread the work of each operation over the PEs ([`Manager::spread_over`]):
 //! PE 0 loads the model and drives the strategy; the forks of every operation of the
 //! exploration (and the branches of a saturation) are sendable halves, which the other
@@ -38,12 +39,17 @@ use std::sync::{Arc, Mutex};
 /// (reserved; committed as the partition is used).
 const DEFAULT_SLOTS_PER_PE: usize = 1 << 23;
 
-/// Forks of an operation less deep than this are sendable halves other PEs may take: all
-/// of them. A sendable half costs a plain `join` a few stores more unless another PE takes
-/// it (then it is encoded, and its result comes back in a message), and a PE answers
-/// steal requests from its oldest slot, which must be sendable for the answer to give
-/// anything (`RHIZOME_SPREAD_DEPTH` limits it; 0 keeps every operation on PE 0).
-const SPREAD_DEPTH: u32 = u32::MAX;
+/// Forks of an operation less deep than this are sendable halves other PEs may take. A
+/// sendable half costs a plain `join` a few stores more unless another PE takes it (then
+/// it is encoded, and its result comes back in a message), and a PE answers steal
+/// requests from its oldest slot, which must be sendable for the answer to give
+/// anything: the oldest forks are the shallow ones. Deeper forks stay plain `join`s: a
+/// half taken from deep in a recursion is too small to pay for its messages. With every
+/// fork sendable, `sat` with 2 PEs of 1 worker (`--pes 2`, medians of 3) took 1.86 s on
+/// collision.5, 6.04 s on collision.6 and 3.13 s on lifts.6; with 40, 1.47 s, 4.51 s and
+/// 2.48 s (20 and 30 were within noise of 40, a little slower on collision.6 and
+/// schedule_world.3). `RHIZOME_SPREAD_DEPTH` sets it; 0 keeps every operation on PE 0.
+const SPREAD_DEPTH: u32 = 40;
 
 /// Runs `reach` on the PEs of `args` (`--pes`, or mpirun's ranks) and returns PE 0's
 /// outcome (or the first failing PE's).
@@ -130,9 +136,18 @@ fn on_pe(
         entries(store.slots_per_pe()),
         entries(store.capacity_per_pe()),
     );
-    let cache = match kind {
-        OpCacheKind::Shared => DistOpCache::shared(ctx, now, most),
-        OpCacheKind::PerPe => DistOpCache::per_pe(SharedOpCache::new(now, most)),
+    // The PEs must agree: a shared cache is allocated collectively.
+    let in_place = ctx.allreduce(store.is_in_place(), |a, b| a && b);
+    let shared = match kind {
+        OpCacheKind::Auto => in_place,
+        OpCacheKind::Shared => true,
+        OpCacheKind::PerPe => false,
+    };
+    let cache = match shared {
+        // Sized as one PE's own cache: each PE holds its share, as much as a per-PE
+        // cache would take.
+        true => DistOpCache::shared(ctx, now * ctx.num_pes(), most * ctx.num_pes()),
+        false => DistOpCache::per_pe(SharedOpCache::new(now, most)),
     };
     let mut m = Manager::from_parts_on_pool(store, cache, config.clone(), pool);
     let tasks = peaks.tasks.expect("a scheduler on several PEs");
@@ -186,24 +201,29 @@ pub(super) struct PerPe {
 
 /// Which operation cache the PEs' managers use (`RHIZOME_OP_CACHE`).
 ///
-/// Each PE's own is the default: on collision.5 `sat` (2 ranks) the shared one hit no
-/// more often (PE 0 runs nearly every lookup, so there is little to
-/// share) and cost more CPU time, its entries being in the ranks' shared windows (4 KiB
-/// shared-memory pages, where the per-PE cache has huge pages) and each store written
-/// twice; see the README's distributed section.
+/// By default the PEs share one where they reach every partition in place (the `local`
+/// transport, MPI ranks on one node): a sub-call stolen by another PE then finds what
+/// the first already computed, and a lookup costs what the one-PE cache's does. On
+/// collision.5 `sat` (2 PEs, 1 worker each, `--split table`) that took 1.4 s where each
+/// PE's own took 2.6 s. Where partitions are reached one-sided (ranks on several
+/// hosts), each PE keeps its own: a shared lookup is a get over the network.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum OpCacheKind {
-    /// One cache shared by all PEs, a small local one in front on each.
+    /// Shared where every PE reaches every partition in place, else per PE (the default).
+    Auto,
+    /// One cache shared by all PEs (with a small local one in front on each where the
+    /// shared entries are reached one-sided).
     Shared,
-    /// Each PE its own (the default).
+    /// Each PE its own.
     PerPe,
 }
 
-/// `RHIZOME_OP_CACHE`: `per-pe` (the default) or `shared`.
+/// `RHIZOME_OP_CACHE`: `shared`, `per-pe`, or unset (shared where in place).
 fn op_cache_kind() -> anyhow::Result<OpCacheKind> {
     match std::env::var("RHIZOME_OP_CACHE").as_deref() {
+        Err(_) => Ok(OpCacheKind::Auto),
         Ok("shared") => Ok(OpCacheKind::Shared),
-        Err(_) | Ok("per-pe") => Ok(OpCacheKind::PerPe),
+        Ok("per-pe") => Ok(OpCacheKind::PerPe),
         Ok(other) => anyhow::bail!("RHIZOME_OP_CACHE is `{other}`: use `shared` or `per-pe`"),
     }
 }
