@@ -370,7 +370,9 @@ impl Sliced {
         if matches!(strategy, Strategy::Sat | Strategy::Chaining) {
             // Their slices keep to the groups that leave the split variables alone.
             super::timeline::mark(ctx.my_pe(), || "split: writers".into());
-            self.writers = Some(Writers::of(m, model)?);
+            // Collective: a rank whose table fills here must not leave the others
+            // waiting for it in the choice.
+            self.writers = Some(super::split::alike(ctx, Writers::of(m, model))?);
         }
         super::timeline::mark(ctx.my_pe(), || "split: choose".into());
         let split = match (given, &self.writers) {

@@ -124,9 +124,12 @@ where
         // The first of the tier that fits, else the tier's first (the best candidate).
         let mut chosen: Option<(u32, Vec<Root>)> = None;
         for ((tier, _), _, v) in ranked.iter().take_while(|((t, _), _, _)| t == best_tier) {
-            let cut = cut_parts(m, &parts, *v)?;
+            // A rank whose table fills here, between the collectives, must not leave the
+            // others waiting in the next one (in `fits`, or the next bit's ranking): the
+            // ranks agree on every step that may fail.
+            let cut = alike(ctx, cut_parts(m, &parts, *v))?;
             let with_v: Vec<u32> = vars.iter().copied().chain([*v]).collect();
-            let fitting = fits(m, tier, &with_v, &cut)?;
+            let fitting = alike(ctx, fits(m, tier, &with_v, &cut))?;
             if fitting || chosen.is_none() {
                 chosen = Some((*v, cut));
             }
@@ -145,9 +148,7 @@ where
 /// `r` computes the items `i` with `i % N == r` (neighbouring candidates cost alike, so
 /// the shares do too) and one allgather gives every rank all of them. Collective. If
 /// `f` fails on some rank (its table full), every rank returns the first such rank's
-/// error. (A rank whose table fills between two such calls, outside `f`, leaves the
-/// others in the next one: every rank holds the same set and the same table size, so
-/// the ranks fill up alike, except near the limit.)
+/// error. (What may fail between two such calls goes through [`alike`].)
 pub(super) fn shared<T: Message>(
     ctx: &Ctx,
     n: usize,
@@ -179,6 +180,25 @@ pub(super) fn shared<T: Message>(
         .into_iter()
         .map(|item| item.expect("every item is some rank's share"))
         .collect())
+}
+
+/// `r` on every rank of `ctx` if it is `Ok` on every rank, else the error of the first
+/// rank where it failed. Collective: every rank holds the same set and the same table
+/// size and so fills up alike, except near the limit, where one rank may fail a step
+/// that the others finish; without this it would return while the others wait for it in
+/// their next collective.
+pub(super) fn alike<T>(ctx: &Ctx, r: Result<T, BddError>) -> Result<T, BddError> {
+    let mine: Option<[u64; 2]> = match &r {
+        Ok(_) => None,
+        Err(BddError::OutOfNodes { live, capacity }) => Some([*live as u64, *capacity as u64]),
+    };
+    match ctx.allgather(mine).into_iter().flatten().next() {
+        None => r,
+        Some([live, capacity]) => Err(BddError::OutOfNodes {
+            live: live as usize,
+            capacity: capacity as usize,
+        }),
+    }
 }
 
 /// The `2^k` slices of the split by `vars` (`k` distinct state variables, most
@@ -298,6 +318,60 @@ mod tests {
                     capacity: 9
                 })
             ));
+        }
+    }
+
+    #[test]
+    fn a_rank_that_fails_between_the_shared_steps_of_the_choice_makes_every_rank_fail_alike() {
+        for pes in [2, 4] {
+            let got = World::builder()
+                .pes(pes)
+                .workers(1)
+                .run(|ctx| {
+                    let mut m = Manager::new(1);
+                    let vars: Vec<u32> = (0..6).map(|i| 2 * i).collect();
+                    // x0 xor x2 xor ... : every variable cuts it into parts of one size.
+                    let set = m
+                        .run(&[], |c| {
+                            vars.iter().fold(Bdd::FALSE, |f, &v| {
+                                c.xor(f, c.make(v, Bdd::FALSE, Bdd::TRUE))
+                            })
+                        })
+                        .unwrap();
+                    let set = m.root(set);
+                    // The last rank's `fits` fails: a step outside `shared`, as a table
+                    // that fills while it images a candidate's parts.
+                    let last = ctx.my_pe() == ctx.num_pes() - 1;
+                    choose_split_by(
+                        ctx,
+                        &mut m,
+                        &vars,
+                        set.get(),
+                        2,
+                        |_, sizes| ((), sizes.iter().sum::<usize>()),
+                        |_, _, _, _| match last {
+                            true => Err(BddError::OutOfNodes {
+                                live: 5,
+                                capacity: 6,
+                            }),
+                            false => Ok(false),
+                        },
+                    )
+                    .map(|split| split.vars)
+                })
+                .unwrap();
+            for (pe, r) in got.iter().enumerate() {
+                assert!(
+                    matches!(
+                        r,
+                        Err(BddError::OutOfNodes {
+                            live: 5,
+                            capacity: 6
+                        })
+                    ),
+                    "{pes} PEs, PE {pe}: {r:?}"
+                );
+            }
         }
     }
 }
