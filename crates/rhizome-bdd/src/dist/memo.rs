@@ -310,6 +310,8 @@ mod tests {
         assert_eq!(unchecked([0; 4]), None, "an empty entry");
     }
 
+    // Entries in place are not built under loom (its models use the one-sided entries).
+    #[cfg(not(loom))]
     #[test]
     fn entries_in_place_start_on_32_byte_boundaries_whatever_the_segments_alignment() {
         rhizome::World::builder()
