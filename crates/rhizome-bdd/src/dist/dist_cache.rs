@@ -7,10 +7,11 @@
 //! place (the `local` transport, MPI ranks on one node), a lookup reads the shared entry
 //! and nothing else: a local cache in front would cost a second miss on every lookup
 //! that misses it, for entries no nearer than the shared ones (collision.5 `sat` with
-//! PE 0 alone: 3.6 s with a front of a sixteenth, 2.6 s without). Where they are reached
-//! one-sided, a small local cache stands in front: a lookup that misses it goes to the
-//! shared one, and a hit there is copied into it; a store goes to both. The choice is
-//! made at run time (predictable branches), so the distributed manager has one type.
+//! PE 0 alone: 4.4 to 4.6 s with a front of a sixteenth, 3.6 to 3.9 s without, before
+//! the shared cache had its full size). Where they are reached one-sided, a small local
+//! cache stands in front: a lookup that misses it goes to the shared one, and a hit there
+//! is copied into it; a store goes to both. The choice is made at run time (predictable
+//! branches), so the distributed manager has one type.
 //!
 //! The local cache is collected with the table on the driving PE and emptied on the
 //! others when they catch up with a collection (the generation of `dist::spread`); the

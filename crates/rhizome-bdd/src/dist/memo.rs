@@ -1,11 +1,12 @@
 //! The memo cache shared by all PEs: [`GlobalMemo`], a lossy table of operation results
 //! in global memory (the thesis' shared memoization cache, its section 5.4.2).
 //!
-//! Every PE holds one partition of `4 * entries` words; a key's hash picks the partition
-//! (its high bits) and the entry in it (its low bits), so the entries spread uniformly
-//! and a result computed on one PE is found by every other. Collisions are not resolved:
-//! a new result overwrites the entry, as in the thesis, because a probe would cost more
-//! round trips than recomputing.
+//! Every PE holds one partition of `4 * entries` words (and three of slack, so that
+//! entries reached in place start on 32-byte boundaries, two to a cache line, as the
+//! per-PE cache's do); a key's hash picks the partition (its high bits) and the entry in
+//! it (its low bits), so the entries spread uniformly and a result computed on one PE is
+//! found by every other. Collisions are not resolved: a new result overwrites the entry,
+//! as in the thesis, because a probe would cost more round trips than recomputing.
 //!
 //! Two ways to reach an entry, chosen once for the whole table:
 //! - **direct**, when every PE's partition is memory this process may access

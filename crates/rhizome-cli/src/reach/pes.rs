@@ -8,10 +8,10 @@
 //! the size `--memory` allows a PE, so the table holds N times the nodes one PE could.
 //! Every PE builds a manager on the table (its operation cache: one shared by all PEs
 //! where every partition is memory the PE reaches in place, else its own; and its node
-//! cache), and the
-//! managers spread the work of each operation over the PEs ([`Manager::spread_over`]):
-//! PE 0 loads the model and drives the strategy; the forks of every operation of the
-//! exploration (and the branches of a saturation) are sendable halves, which the other
+//! cache), and the managers spread the work of each operation over the PEs
+//! ([`Manager::spread_over`]): PE 0 loads the model and drives the strategy; the forks
+//! of every operation of the exploration near the top of its recursion (and the
+//! branches of a saturation) are sendable halves, which the other
 //! PEs take through the cluster work stealing ([`rhizome::tasks`]) and run on their own
 //! workers while they serve ([`Manager::serve`]) until PE 0's exploration ends. A level
 //! of `bfs` or `par`, the union of one image per transition group, is dealt whole
