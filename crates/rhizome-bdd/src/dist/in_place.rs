@@ -21,20 +21,52 @@
 use rhizome::{GlobalArray, Memory};
 use std::sync::atomic::AtomicU64;
 
-/// The start and length of one partition's words of one array, or nothing (reached
-/// one-sided only).
+/// The start and length of one PE's words of one array of global memory, in place:
+/// taken once, where a lookup through `Memory::direct_words` is a call into the
+/// transport and three loads. Whoever holds one keeps the transport alive (its `Memory`),
+/// so that the words stay valid.
 #[derive(Clone, Copy)]
-struct Words {
+pub(super) struct Words {
     base: *const AtomicU64,
     len: usize,
 }
 
+// SAFETY: the pointer is to atomics in global memory shared by every thread (and PE) of
+// the run, valid while the holder keeps the transport alive; only shared references to
+// them are handed out (`as_slice`).
+unsafe impl Send for Words {}
+// SAFETY: as above: access goes through `&AtomicU64`, which is Sync.
+unsafe impl Sync for Words {}
+
 impl Words {
-    fn of(mem: &Memory, array: GlobalArray<u64>, pe: usize) -> Option<Words> {
+    /// PE `pe`'s words of `array`, if this process reaches them in place.
+    pub(super) fn of(mem: &Memory, array: GlobalArray<u64>, pe: usize) -> Option<Words> {
         mem.direct_words(array, pe).map(|w| Words {
             base: w.as_ptr(),
             len: w.len(),
         })
+    }
+
+    /// The words from the first on a boundary of `align` bytes (a power of two, a
+    /// multiple of 8) on: at most `align / 8 - 1` fewer.
+    pub(super) fn aligned(self, align: usize) -> Words {
+        let skip = ((self.base as usize).wrapping_neg() % align / 8).min(self.len);
+        Words {
+            // SAFETY: `skip <= len`: still within (or one past) the same block.
+            base: unsafe { self.base.add(skip) },
+            len: self.len - skip,
+        }
+    }
+
+    /// The words.
+    ///
+    /// # Safety
+    /// The transport they belong to must still be alive (the caller holds its `Memory`).
+    #[inline(always)]
+    pub(super) unsafe fn as_slice(&self) -> &[AtomicU64] {
+        // SAFETY: `base..base + len` are the words as `direct_words` handed them out (or a
+        // suffix of them), valid while the transport lives (the caller's contract).
+        unsafe { std::slice::from_raw_parts(self.base, self.len) }
     }
 }
 
@@ -52,13 +84,6 @@ pub(super) struct InPlace {
     _mem: Memory,
     parts: Box<[Option<Partition>]>,
 }
-
-// SAFETY: the pointers are to atomics in global memory shared by every thread (and PE)
-// of the run, valid while `_mem` keeps the transport alive; only shared references to
-// them are handed out.
-unsafe impl Send for InPlace {}
-// SAFETY: as above: access goes through `&AtomicU64`, which is Sync.
-unsafe impl Sync for InPlace {}
 
 impl InPlace {
     /// The partitions of `data` and `buckets` this process reaches in place, of `pes`
@@ -92,20 +117,19 @@ impl InPlace {
     /// The node words (two a slot) of `pe`'s partition, if reached in place.
     #[inline]
     pub(super) fn data(&self, pe: usize) -> Option<&[AtomicU64]> {
-        self.parts[pe].map(|p| {
-            // SAFETY: `base..base + len` are the partition's words as `direct_words`
-            // handed them out, valid while the transport lives (see the type's docs).
-            unsafe { std::slice::from_raw_parts(p.data.base, p.data.len) }
-        })
+        // SAFETY: `_mem` keeps the transport alive.
+        self.parts[pe]
+            .as_ref()
+            .map(|p| unsafe { p.data.as_slice() })
     }
 
     /// The buckets (one a slot) of `pe`'s partition, if reached in place.
     #[inline]
     pub(super) fn buckets(&self, pe: usize) -> Option<&[AtomicU64]> {
-        self.parts[pe].map(|p| {
-            // SAFETY: as in `data`.
-            unsafe { std::slice::from_raw_parts(p.buckets.base, p.buckets.len) }
-        })
+        // SAFETY: `_mem` keeps the transport alive.
+        self.parts[pe]
+            .as_ref()
+            .map(|p| unsafe { p.buckets.as_slice() })
     }
 }
 

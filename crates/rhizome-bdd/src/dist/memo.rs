@@ -28,6 +28,7 @@
 //! which it publishes in PE 0's header; the other PEs take it when they catch up with the
 //! collection ([`GlobalMemo::catch_up`]).
 
+use super::in_place::Words;
 use crate::edge::Bdd;
 use crate::op_cache::{MIN_ENTRIES, STATUS, grown_size, hash, read_entry, survives, write_entry};
 use rhizome::{Ctx, GlobalArray, Memory};
@@ -54,24 +55,11 @@ pub(crate) struct GlobalMemo {
     /// Every partition is directly accessible (seqlock entries), else one-sided (checked
     /// entries).
     direct: bool,
-    /// Where `direct`: each PE's partition, taken once (a lookup through
-    /// `Memory::direct_words` is a call into the transport and three loads).
-    parts: Box<[Part]>,
+    /// Where `direct`: each PE's partition in place, from its first 32-byte boundary on
+    /// (an entry is half a cache line: on such a boundary a lookup costs one miss, off it
+    /// every other entry spans two lines, and a segment's block is only 8-byte aligned).
+    parts: Box<[Words]>,
 }
-
-/// One PE's words of the table in place: its start and length.
-#[derive(Clone, Copy)]
-struct Part {
-    base: *const std::sync::atomic::AtomicU64,
-    len: usize,
-}
-
-// SAFETY: the pointers are to atomics in global memory that every thread (and PE) of the
-// run shares, valid while the table's `mem` keeps the transport alive; only shared
-// references to them are handed out.
-unsafe impl Send for Part {}
-// SAFETY: as above: access goes through `&AtomicU64`, which is Sync.
-unsafe impl Sync for Part {}
 
 /// The check of an entry's words (the spare bits of the third and fourth word clear).
 #[inline]
@@ -108,33 +96,19 @@ impl GlobalMemo {
         let cap = capacity.max(MIN_ENTRIES).next_power_of_two();
         let n = entries.max(MIN_ENTRIES).next_power_of_two().min(cap);
         // Three words of slack, so an entry in place can start on a 32-byte boundary (see
-        // `Part`).
+        // `parts`).
         let words = ctx.alloc(4 * cap + 3);
         let mem = ctx.memory().clone();
-        let here = cfg!(not(loom))
-            && !one_sided
-            && (0..ctx.num_pes()).all(|pe| mem.direct_words(words, pe).is_some());
+        let here: Option<Box<[Words]>> = (cfg!(not(loom)) && !one_sided)
+            .then(|| {
+                (0..ctx.num_pes())
+                    .map(|pe| Words::of(&mem, words, pe).map(|w| w.aligned(32)))
+                    .collect()
+            })
+            .flatten();
         // Every PE must use the same kind of entries.
-        let direct = ctx.allreduce(here, |a, b| a && b);
-        let parts = if direct {
-            (0..ctx.num_pes())
-                .map(|pe| {
-                    let w = mem.direct_words(words, pe).expect("agreed direct");
-                    // An entry is half a cache line: on a 32-byte boundary a lookup costs
-                    // one miss, off it every other entry spans two lines. A segment's
-                    // block is only 8-byte aligned (the allocator's large blocks start 16
-                    // bytes into a page).
-                    let skip = (w.as_ptr() as usize).wrapping_neg() / 8 % 4;
-                    let w = &w[skip..];
-                    Part {
-                        base: w.as_ptr(),
-                        len: w.len(),
-                    }
-                })
-                .collect()
-        } else {
-            Box::default()
-        };
+        let direct = ctx.allreduce(here.is_some(), |a, b| a && b);
+        let parts = here.filter(|_| direct).unwrap_or_default();
         let memo = GlobalMemo {
             mem,
             pes: ctx.num_pes(),
@@ -180,11 +154,9 @@ impl GlobalMemo {
     #[cfg(not(loom))]
     #[inline(always)]
     fn direct_entries(&self, pe: usize, from: usize, n: usize) -> &[std::sync::atomic::AtomicU64] {
-        let p = self.parts[pe];
-        assert!(4 * (from + n) <= p.len);
-        // SAFETY: `p` is PE `pe`'s partition, `p.len` words from `p.base`, alive while
-        // `self.mem` keeps the transport alive (see `Part`); the entries are within it.
-        unsafe { std::slice::from_raw_parts(p.base.add(4 * from), 4 * n) }
+        // SAFETY: `self.mem` keeps the transport alive.
+        let part = unsafe { self.parts[pe].as_slice() };
+        &part[4 * from..4 * (from + n)]
     }
 
     /// The cached result for `(k0, k1, k2)`, if present.
@@ -324,12 +296,11 @@ mod tests {
                 assert!(memo.is_direct());
                 for pe in 0..2 {
                     let raw = memo.mem.direct_words(memo.words, pe).unwrap();
-                    let part = memo.parts[pe];
-                    assert_eq!(part.base as usize % 32, 0, "PE {pe}'s entries");
+                    let first = memo.direct_entries(pe, 0, 1);
+                    assert_eq!(first.as_ptr() as usize % 32, 0, "PE {pe}'s entries");
                     // At most three words skipped, and every entry still inside the block.
-                    let skipped = (part.base as usize - raw.as_ptr() as usize) / 8;
+                    let skipped = (first.as_ptr() as usize - raw.as_ptr() as usize) / 8;
                     assert!(skipped < 4);
-                    assert!(part.len >= 4 * memo.cap);
                     assert_eq!(memo.direct_entries(pe, memo.cap - 1, 1).len(), 4);
                 }
                 ctx.barrier();

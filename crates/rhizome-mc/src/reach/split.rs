@@ -155,22 +155,19 @@ pub(super) fn shared<T: Message>(
     mut f: impl FnMut(usize) -> Result<T, BddError>,
 ) -> Result<Vec<T>, BddError> {
     let (me, ranks) = (ctx.my_pe(), ctx.num_pes());
-    // (items, or none and the error's [live, capacity])
+    // (items, or none and the error)
     let mine: (Option<Vec<T>>, [u64; 2]) = match (me..n)
         .step_by(ranks)
         .map(&mut f)
         .collect::<Result<Vec<T>, _>>()
     {
         Ok(items) => (Some(items), [0; 2]),
-        Err(BddError::OutOfNodes { live, capacity }) => (None, [live as u64, capacity as u64]),
+        Err(e) => (None, error_words(&e)),
     };
     let mut out: Vec<Option<T>> = (0..n).map(|_| None).collect();
-    for (r, (items, [live, capacity])) in ctx.allgather(mine).into_iter().enumerate() {
+    for (r, (items, error)) in ctx.allgather(mine).into_iter().enumerate() {
         let Some(items) = items else {
-            return Err(BddError::OutOfNodes {
-                live: live as usize,
-                capacity: capacity as usize,
-            });
+            return Err(error_of_words(error));
         };
         for (j, item) in items.into_iter().enumerate() {
             out[r + j * ranks] = Some(item);
@@ -188,16 +185,24 @@ pub(super) fn shared<T: Message>(
 /// that the others finish; without this it would return while the others wait for it in
 /// their next collective.
 pub(super) fn alike<T>(ctx: &Ctx, r: Result<T, BddError>) -> Result<T, BddError> {
-    let mine: Option<[u64; 2]> = match &r {
-        Ok(_) => None,
-        Err(BddError::OutOfNodes { live, capacity }) => Some([*live as u64, *capacity as u64]),
-    };
+    let mine: Option<[u64; 2]> = r.as_ref().err().map(error_words);
     match ctx.allgather(mine).into_iter().flatten().next() {
         None => r,
-        Some([live, capacity]) => Err(BddError::OutOfNodes {
-            live: live as usize,
-            capacity: capacity as usize,
-        }),
+        Some(error) => Err(error_of_words(error)),
+    }
+}
+
+/// A table's failure as the words a collective sends.
+fn error_words(e: &BddError) -> [u64; 2] {
+    let BddError::OutOfNodes { live, capacity } = e;
+    [*live as u64, *capacity as u64]
+}
+
+/// The failure that [`error_words`] sent.
+fn error_of_words([live, capacity]: [u64; 2]) -> BddError {
+    BddError::OutOfNodes {
+        live: live as usize,
+        capacity: capacity as usize,
     }
 }
 
